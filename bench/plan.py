@@ -1,0 +1,79 @@
+"""Planning a scan of a table with 10,000 data files (1,000 partitions x 10 commits).
+
+Usage: python bench/plan.py [--partitions 1000] [--commits 10]
+
+Every plan opens the table anew, so manifests are read from disk each time (no cache), for
+ours and for pypaimon 2.1 on the very same table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import median, ratio, timed  # noqa: E402
+
+from paimon_core.catalog import FileSystemCatalog  # noqa: E402
+
+SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("p", pa.int32())])
+
+
+def build(warehouse: str, partitions: int, commits: int) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.t", SCHEMA, partition_keys=["p"])
+    committer = table.new_commit()
+    for c in range(commits):
+        data = pa.table(
+            {
+                "k": list(range(c * partitions, (c + 1) * partitions)),
+                "v": ["x"] * partitions,
+                "p": list(range(partitions)),
+            },
+            schema=SCHEMA,
+        )
+        write = table.new_write()
+        write.write_arrow(data)
+        committer.commit(write.prepare_commit())
+
+
+def plan_ours(warehouse: str) -> int:
+    return sum(len(s.files) for s in FileSystemCatalog(warehouse).get_table("db.t").new_scan().plan())
+
+
+def plan_pypaimon(warehouse: str) -> int:
+    from pypaimon import CatalogFactory
+
+    table = CatalogFactory.create({"warehouse": warehouse}).get_table("db.t")
+    splits = table.new_read_builder().new_scan().plan().splits()
+    return sum(len(s.files) for s in splits)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--commits", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        build(tmp, args.partitions, args.commits)
+        expected = args.partitions * args.commits
+        assert plan_ours(tmp) == expected, "our plan missed files"
+        assert plan_pypaimon(tmp) == expected, "pypaimon's plan missed files"
+        mine = median([timed(lambda: plan_ours(tmp)) for _ in range(args.runs)])
+        peer = median([timed(lambda: plan_pypaimon(tmp)) for _ in range(args.runs)])
+    print(f"data files: {expected}")
+    print(f"ours:         {mine:8.1f} ms (median of {args.runs})")
+    print(f"pypaimon 2.1: {peer:8.1f} ms (median of {args.runs})")
+    print(f"ours is {ratio(mine, peer)} than pypaimon")
+
+
+if __name__ == "__main__":
+    main()

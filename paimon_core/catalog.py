@@ -1,0 +1,153 @@
+"""A file-system catalog: databases are ``<warehouse>/<db>.db`` folders, tables live inside.
+
+This is the layout of Paimon's ``FileSystemCatalog`` (Java and pypaimon), so a warehouse
+written here is a warehouse Paimon can open, and the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+
+from paimon_core.exceptions import (
+    DatabaseAlreadyExist,
+    DatabaseNotExist,
+    InvalidArgument,
+    TableAlreadyExist,
+    TableNotExist,
+)
+from paimon_core.fileio import FileIO, get_file_io
+from paimon_core.schema import SchemaManager, TableSchema, schema_from_arrow
+from paimon_core.table import FileStoreTable
+
+DB_SUFFIX = ".db"
+DEFAULT_DATABASE = "default"
+SYSTEM_TABLE_SPLITTER = "$"
+
+
+def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) -> tuple[str, str]:
+    """``'db.t'`` -> ``('db', 't')``; ``'t'`` -> ``(default_database, 't')``."""
+    parts = identifier.split(".")
+    if len(parts) == 1 and parts[0]:
+        return default_database, parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    raise InvalidArgument(f"Invalid table identifier '{identifier}': expected 'db.table' or 'table'")
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+        raise InvalidArgument(f"Invalid {kind} name '{name}'")
+
+
+class FileSystemCatalog:
+    """Databases and tables under one warehouse path (local or a URI)."""
+
+    def __init__(self, warehouse: str, file_io: FileIO | None = None) -> None:
+        self.warehouse = warehouse.rstrip("/") or "/"
+        self.file_io = file_io or get_file_io(self.warehouse)
+
+    def database_path(self, database: str) -> str:
+        return f"{self.warehouse}/{database}{DB_SUFFIX}"
+
+    def table_path(self, identifier: str) -> str:
+        database, table = split_identifier(identifier)
+        return f"{self.database_path(database)}/{table}"
+
+    def list_databases(self) -> list[str]:
+        return sorted(
+            s.name[: -len(DB_SUFFIX)]
+            for s in self.file_io.list_status(self.warehouse)
+            if s.is_dir and s.name.endswith(DB_SUFFIX)
+        )
+
+    def database_exists(self, database: str) -> bool:
+        return self.file_io.exists(self.database_path(database))
+
+    def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
+        _check_name("database", database)
+        if self.database_exists(database):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExist(f"Database {database} already exists")
+        self.file_io.mkdirs(self.database_path(database))
+
+    def drop_database(
+        self, database: str, ignore_if_not_exists: bool = False, cascade: bool = False
+    ) -> None:
+        if not self.database_exists(database):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        if self.list_tables(database) and not cascade:
+            raise InvalidArgument(f"Database {database} is not empty")
+        self.file_io.delete_dir(self.database_path(database))
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        db_path = self.database_path(database)
+        return sorted(
+            s.name
+            for s in self.file_io.list_status(db_path)
+            if s.is_dir and SchemaManager(self.file_io, s.path).list_ids()
+        )
+
+    def table_exists(self, identifier: str) -> bool:
+        return bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
+
+    def create_table(
+        self,
+        identifier: str,
+        schema: TableSchema | pa.Schema,
+        *,
+        partition_keys: Sequence[str] = (),
+        primary_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> FileStoreTable:
+        """Create a table from a ``TableSchema`` or a pyarrow schema with keys and options."""
+        database, table = split_identifier(identifier)
+        _check_name("table", table)
+        if SYSTEM_TABLE_SPLITTER in table:
+            raise InvalidArgument(f"Table name '{table}' must not contain '$'")
+        if not self.database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        if self.table_exists(identifier):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExist(f"Table {database}.{table} already exists")
+        if isinstance(schema, pa.Schema):
+            schema = schema_from_arrow(
+                schema,
+                partition_keys=tuple(partition_keys),
+                primary_keys=tuple(primary_keys),
+                options=dict(options or {}),
+                comment=comment,
+            )
+        path = self.table_path(identifier)
+        if not SchemaManager(self.file_io, path).commit(schema):
+            raise TableAlreadyExist(f"Table {database}.{table} already exists")
+        return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
+
+    def get_table(self, identifier: str) -> FileStoreTable:
+        database, table = split_identifier(identifier)
+        if SYSTEM_TABLE_SPLITTER in table:
+            raise InvalidArgument(
+                f"'{identifier}' is a system table; system tables are served by the SQL layer"
+            )
+        path = self.table_path(identifier)
+        schema = SchemaManager(self.file_io, path).latest()
+        if schema is None:
+            raise TableNotExist(f"Table {database}.{table} does not exist")
+        return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            database, table = split_identifier(identifier)
+            raise TableNotExist(f"Table {database}.{table} does not exist")
+        self.file_io.delete_dir(self.table_path(identifier))

@@ -1,0 +1,385 @@
+"""Committing: changes -> manifests -> manifest lists -> ``snapshot-N`` -> LATEST.
+
+Follows ../shared/spec/commit.rst and Paimon's ``FileStoreCommitImpl``. A commit attempt
+first writes every metadata file it needs under fresh names, then publishes ``snapshot-N``
+with an atomic create that never overwrites. If another writer took ``N`` first the attempt's
+files are removed and the commit is retried on top of the new latest snapshot; any other
+failure removes them too, so a failed commit leaves nothing behind and the previous snapshot
+stays the table's state.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.binary_row import serialize_row
+from paimon_core.commit_message import CommitMessage
+from paimon_core.exceptions import CommitConflict
+from paimon_core.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest_merge import ManifestMerger, merge_entries
+from paimon_core.snapshot import CommitKind, Snapshot
+
+if TYPE_CHECKING:
+    from paimon_core.table import FileStoreTable
+
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Changes:
+    """What one commit attempt writes, computed against a given latest snapshot."""
+
+    entries: tuple[ManifestEntry, ...]
+    new_index: tuple[IndexManifestEntry, ...] = ()
+    deleted_index: tuple[IndexManifestEntry, ...] = ()
+    check_conflicts: bool = False
+
+
+class FileStoreCommit:
+    """Commits ``CommitMessage``s of one user to one table (driver side)."""
+
+    def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self._partition_types = [f.type for f in table.schema.partition_fields]
+        # The full manifest list of the snapshot this committer published last: the next
+        # commit usually starts from it, which saves reading two lists back from disk.
+        self._last: tuple[int, list[ManifestFileMeta]] | None = None
+
+    # ----------------------------------------------------------------------------- API
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        watermark: int | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """Append the messages' files; returns the new snapshot id, None if nothing changed."""
+        entries = tuple(self._entries_of(messages))
+        new_index = tuple(i for m in messages for i in m.new_index_files)
+        deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
+        if not entries and not new_index and not deleted_index:
+            return None
+        has_delete = any(e.kind == FileKind.DELETE for e in entries)
+        changes = _Changes(entries, new_index, deleted_index, check_conflicts=has_delete)
+        kind = CommitKind.OVERWRITE if has_delete else CommitKind.APPEND
+        return self._commit_with_retry(
+            lambda _latest: changes, kind, commit_identifier, watermark, properties
+        )
+
+    def overwrite(
+        self,
+        messages: Sequence[CommitMessage],
+        partition: Mapping[str, Any] | None = None,
+        dynamic: bool = False,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        properties: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """Replace data: the whole table, one static ``partition`` spec, or (``dynamic``) the
+        partitions the new data falls in; commit kind OVERWRITE."""
+        new_entries = tuple(self._entries_of(messages))
+        new_index = tuple(i for m in messages for i in m.new_index_files)
+        touched = {m.partition for m in messages if m.new_files}
+        if dynamic and not touched:
+            return None
+        spec = dict(partition or {})
+        unknown = set(spec) - set(self.table.schema.partition_keys)
+        if unknown:
+            raise CommitConflict(f"Overwrite partition spec names non-partition columns {unknown}")
+
+        def changes(latest: Snapshot | None) -> _Changes:
+            live = self._live_entries(latest) if latest else []
+            doomed = [e for e in live if self._overwritten(e.partition, spec, dynamic, touched)]
+            deletes = [_as_delete(e) for e in doomed]
+            doomed_buckets = {(e.partition, e.bucket) for e in doomed}
+            old_index = self._index_entries(latest)
+            deleted_index = tuple(
+                i
+                for i in old_index
+                if self._overwritten(i.partition, spec, dynamic, touched)
+                or (i.partition, i.bucket) in doomed_buckets
+            )
+            return _Changes(
+                tuple(deletes) + new_entries, new_index, deleted_index, check_conflicts=True
+            )
+
+        return self._commit_with_retry(
+            changes, CommitKind.OVERWRITE, commit_identifier, None, properties
+        )
+
+    def truncate_table(self) -> int | None:
+        """Remove all data in one OVERWRITE snapshot."""
+        return self.overwrite([], partition=None)
+
+    def abort(self, messages: Iterable[CommitMessage]) -> None:
+        """Delete the data and index files of messages that will not be committed."""
+        io = self.table.file_io
+        for m in messages:
+            for f in m.new_files:
+                io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
+            for i in m.new_index_files:
+                io.delete(f"{self.table.path}/index/{i.file_name}")
+
+    # ------------------------------------------------------------------------ internals
+
+    def _data_file_path(
+        self, partition: bytes, bucket: int, name: str, external_path: str | None
+    ) -> str:
+        if external_path:
+            return external_path
+        from paimon_core.binary_row import deserialize_row
+        from paimon_core.paths import bucket_dir_name, partition_path
+
+        schema = self.table.schema
+        parts = [bucket_dir_name(bucket), name]
+        if schema.partition_keys:
+            values = deserialize_row(partition, self._partition_types)
+            parts.insert(
+                0,
+                partition_path(
+                    schema.partition_keys,
+                    values,
+                    self._partition_types,
+                    self.table.options.partition_default_name,
+                ),
+            )
+        return "/".join([self.table.path, *parts])
+
+    def _entries_of(self, messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
+        for m in messages:
+            for f in m.deleted_files:
+                yield ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.new_files:
+                yield ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+
+    def _overwritten(
+        self, partition: bytes, spec: Mapping[str, Any], dynamic: bool, touched: set[bytes]
+    ) -> bool:
+        if dynamic:
+            return partition in touched
+        if not spec:
+            return True
+        from paimon_core.binary_row import deserialize_row
+
+        values = dict(
+            zip(
+                self.table.schema.partition_keys,
+                deserialize_row(partition, self._partition_types),
+            )
+        )
+        return all(_same_value(values[k], v) for k, v in spec.items())
+
+    def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
+        if self._last is not None and self._last[0] == latest.snapshot_id:
+            return self._last[1]
+        lists = self.table.manifest_list
+        return lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
+
+    def _live_entries(self, latest: Snapshot) -> list[ManifestEntry]:
+        manifest_file = self.table.manifest_file
+        folded = merge_entries(
+            e for meta in self._all_metas(latest) for e in manifest_file.read(meta.file_name)
+        )
+        return [e for e in folded.values() if e.kind == FileKind.ADD]
+
+    def _index_entries(self, latest: Snapshot | None) -> list[IndexManifestEntry]:
+        if latest is None or not latest.index_manifest:
+            return []
+        return self.table.index_manifest_file.read(latest.index_manifest)
+
+    def _check_conflicts(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
+        partitions = {e.partition for e in entries}
+        base = [e for e in self._live_entries(latest) if e.partition in partitions] if latest else []
+        options = self.table.options
+        if options.bucket > 0:
+            buckets = {(e.partition, e.total_buckets) for e in base}
+            for e in entries:
+                if e.kind == FileKind.ADD and any(
+                    p == e.partition and n != e.total_buckets for p, n in buckets
+                ):
+                    raise CommitConflict(
+                        f"Total buckets of partition changed to {e.total_buckets}; "
+                        "rescale the partition with an overwrite first"
+                    )
+        try:
+            folded = merge_entries(list(base) + list(entries))
+        except CommitConflict as err:
+            raise CommitConflict(f"File addition conflicts detected: {err}") from None
+        missing = [e.file.file_name for e in folded.values() if e.kind == FileKind.DELETE]
+        if missing:
+            raise CommitConflict(
+                f"File deletion conflicts detected: {missing[0]} is already deleted by another "
+                "commit. Give up committing."
+            )
+
+    def _commit_with_retry(
+        self,
+        compute: Callable[[Snapshot | None], _Changes],
+        kind: CommitKind,
+        commit_identifier: int,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> int:
+        options = self.table.options
+        max_retries = options.commit_max_retries
+        wait_ms = 10.0
+        for attempt in range(max_retries + 1):
+            latest = self.table.snapshot_manager.latest_snapshot()
+            changes = compute(latest)
+            if changes.check_conflicts:
+                self._check_conflicts(latest, changes.entries)
+            published = self._try_commit_once(
+                latest, changes, kind, commit_identifier, watermark, properties
+            )
+            if published is not None:
+                self._after_commit(published)
+                return published.snapshot_id
+            if attempt < max_retries:
+                time.sleep(random.uniform(0, wait_ms) / 1000.0)
+                wait_ms = min(wait_ms * 2, 10_000.0)
+        raise CommitConflict(
+            f"Commit failed after {max_retries} retries: other writers kept taking the next "
+            "snapshot id"
+        )
+
+    def _try_commit_once(
+        self,
+        latest: Snapshot | None,
+        changes: _Changes,
+        kind: CommitKind,
+        commit_identifier: int,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> Snapshot | None:
+        """One attempt; returns the published snapshot, or None when ``snapshot-N`` was taken."""
+        table = self.table
+        options = table.options
+        new_id = latest.snapshot_id + 1 if latest else 1
+        written: list[str] = []
+        merger = ManifestMerger(
+            table.manifest_file,
+            self._partition_types,
+            options.manifest_target_file_size,
+            options.manifest_merge_min_count,
+            options.manifest_full_compaction_threshold_size,
+        )
+        try:
+            previous = self._all_metas(latest) if latest else []
+            base = merger.merge(previous)
+            written.extend(m.file_name for m in merger.written)
+
+            delta = (
+                table.manifest_file.write(list(changes.entries), self._partition_types)
+                if changes.entries
+                else []
+            )
+            written.extend(m.file_name for m in delta)
+
+            base_name, base_size = table.manifest_list.write(base)
+            written.append(base_name)
+            delta_name, delta_size = table.manifest_list.write(delta)
+            written.append(delta_name)
+
+            index_manifest = latest.index_manifest if latest else None
+            if changes.new_index or changes.deleted_index:
+                index_manifest = self._write_index_manifest(latest, changes)
+                if index_manifest:
+                    written.append(index_manifest)
+
+            added = sum(e.file.row_count for e in changes.entries if e.kind == FileKind.ADD)
+            removed = sum(e.file.row_count for e in changes.entries if e.kind == FileKind.DELETE)
+            delta_count = added - removed
+            previous_watermark = latest.watermark if latest else None
+            if watermark is None or (
+                previous_watermark is not None and previous_watermark > watermark
+            ):
+                watermark = previous_watermark
+            snapshot = Snapshot(
+                snapshot_id=new_id,
+                schema_id=table.schema.schema_id,
+                base_manifest_list=base_name,
+                delta_manifest_list=delta_name,
+                commit_user=self.commit_user,
+                commit_identifier=commit_identifier,
+                commit_kind=kind,
+                time_millis=int(time.time() * 1000),
+                total_record_count=(latest.total_record_count if latest else 0) + delta_count,
+                delta_record_count=delta_count,
+                base_manifest_list_size=base_size,
+                delta_manifest_list_size=delta_size,
+                index_manifest=index_manifest,
+                watermark=watermark,
+                properties=dict(properties) if properties else None,
+            )
+            if not table.snapshot_manager.commit(snapshot):
+                self._delete_manifests(written)
+                return None
+        except BaseException:
+            self._delete_manifests(written)
+            raise
+        self._last = (new_id, base + delta)
+        return snapshot
+
+    def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:
+        deleted = {i.file_name for i in changes.deleted_index}
+        replaced = {(i.partition, i.bucket, i.index_type) for i in changes.new_index}
+        kept = [
+            i
+            for i in self._index_entries(latest)
+            if i.file_name not in deleted and (i.partition, i.bucket, i.index_type) not in replaced
+        ]
+        entries = kept + list(changes.new_index)
+        if not entries:
+            return None
+        name, _size = self.table.index_manifest_file.write(entries)
+        return name
+
+    def _delete_manifests(self, names: Iterable[str]) -> None:
+        io = self.table.file_io
+        for name in names:
+            try:
+                io.delete(f"{self.table.path}/manifest/{name}")
+            except OSError:
+                pass
+
+    def _after_commit(self, snapshot: Snapshot) -> None:
+        """Paimon's post-commit maintenance hooks (snapshot expiry, automatic tags)."""
+        hooks = _POST_COMMIT_HOOKS
+        for hook in hooks:
+            hook(self.table, snapshot)
+
+
+_POST_COMMIT_HOOKS: list[Callable[[FileStoreTable, Snapshot], None]] = []
+
+
+def register_post_commit_hook(hook: Callable[[FileStoreTable, Snapshot], None]) -> None:
+    """Let lifecycle modules (expiry, tag creation) run after every successful commit."""
+    if hook not in _POST_COMMIT_HOOKS:
+        _POST_COMMIT_HOOKS.append(hook)
+
+
+def _as_delete(entry: ManifestEntry) -> ManifestEntry:
+    return ManifestEntry(
+        FileKind.DELETE, entry.partition, entry.bucket, entry.total_buckets, entry.file
+    )
+
+
+def _same_value(stored: Any, given: Any) -> bool:
+    if stored is None or given is None:
+        return stored is given
+    if isinstance(stored, (str, bytes)) or not isinstance(given, str):
+        return stored == given
+    return str(stored) == given
+
+
+def partition_bytes(table: FileStoreTable, values: Mapping[str, Any]) -> bytes:
+    """Serialized partition row of ``values`` (a dict of partition column -> value)."""
+    schema = table.schema
+    types = [f.type for f in schema.partition_fields]
+    return serialize_row([values.get(k) for k in schema.partition_keys], types)

@@ -1,0 +1,49 @@
+"""Domain exceptions of the metadata core, one place for all of them."""
+
+
+class PaimonError(Exception):
+    """Base of every error the core raises on purpose."""
+
+
+class TableNotExist(PaimonError):
+    """The table directory or its schema is missing."""
+
+
+class TableAlreadyExist(PaimonError):
+    """CREATE TABLE on a table that is already there."""
+
+
+class DatabaseNotExist(PaimonError):
+    """The database directory is missing."""
+
+
+class DatabaseAlreadyExist(PaimonError):
+    """CREATE DATABASE on a database that is already there."""
+
+
+class SnapshotNotFound(PaimonError):
+    """A snapshot id that the table does not (or no longer) have."""
+
+
+class TagNotFound(PaimonError):
+    """A tag name that the table does not have."""
+
+
+class TagAlreadyExists(PaimonError):
+    """Creating a tag whose name is taken."""
+
+
+class InvalidTagName(PaimonError):
+    """A tag name Paimon would reject or that is unsafe as a file name."""
+
+
+class CommitConflict(PaimonError):
+    """Another writer changed the files this commit depends on; the commit was abandoned."""
+
+
+class SchemaError(PaimonError):
+    """A schema or data type that cannot be parsed or is not supported."""
+
+
+class InvalidArgument(PaimonError):
+    """A bad argument value given by the user."""

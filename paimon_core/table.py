@@ -1,0 +1,161 @@
+"""The table: one object that knows where everything of a Paimon table lives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.fileio import FileIO, get_file_io
+from paimon_core.options import CoreOptions
+from paimon_core.schema import SchemaManager, TableSchema
+from paimon_core.snapshot import Snapshot, SnapshotManager
+from paimon_core.tag import TagManager
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from paimon_core.commit import FileStoreCommit
+    from paimon_core.index_manifest import IndexManifestFile
+    from paimon_core.manifest import ManifestFile, ManifestList
+    from paimon_core.read import TableRead
+    from paimon_core.scan import TableScan
+    from paimon_core.write import TableWrite
+
+
+@dataclass(eq=False)
+class FileStoreTable:
+    """A Paimon table at ``path`` with its latest schema.
+
+    ``dynamic_options`` override the schema's options for this handle only (time travel
+    with ``scan.snapshot-id``/``scan.tag-name``, Spark's dynamic options), as in Paimon's
+    ``table.copy(options)``.
+    """
+
+    file_io: FileIO
+    path: str
+    schema: TableSchema
+    identifier: str = ""
+    dynamic_options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str, identifier: str = "", file_io: FileIO | None = None) -> FileStoreTable:
+        """Open the table at ``path`` with its latest schema."""
+        from paimon_core.exceptions import TableNotExist
+
+        io = file_io or get_file_io(path)
+        schema = SchemaManager(io, path).latest()
+        if schema is None:
+            raise TableNotExist(f"Table {identifier or path} does not exist")
+        return cls(io, path, schema, identifier)
+
+    def copy(self, dynamic_options: dict[str, str]) -> FileStoreTable:
+        """The same table with extra options on top (they win over the schema's)."""
+        return FileStoreTable(
+            self.file_io,
+            self.path,
+            self.schema,
+            self.identifier,
+            {**self.dynamic_options, **dynamic_options},
+        )
+
+    @cached_property
+    def options(self) -> CoreOptions:
+        return CoreOptions({**self.schema.options, **self.dynamic_options})
+
+    @cached_property
+    def schema_manager(self) -> SchemaManager:
+        return SchemaManager(self.file_io, self.path)
+
+    @cached_property
+    def snapshot_manager(self) -> SnapshotManager:
+        return SnapshotManager(self.file_io, self.path)
+
+    @cached_property
+    def tag_manager(self) -> TagManager:
+        return TagManager(self.file_io, self.path)
+
+    @cached_property
+    def manifest_file(self) -> ManifestFile:
+        from paimon_core.manifest import ManifestFile
+
+        return ManifestFile(
+            self.file_io,
+            self.path,
+            compression=self.options.manifest_compression,
+            target_file_size=self.options.manifest_target_file_size,
+        )
+
+    @cached_property
+    def manifest_list(self) -> ManifestList:
+        from paimon_core.manifest import ManifestList
+
+        return ManifestList(self.file_io, self.path, compression=self.options.manifest_compression)
+
+    @cached_property
+    def index_manifest_file(self) -> IndexManifestFile:
+        from paimon_core.index_manifest import IndexManifestFile
+
+        return IndexManifestFile(
+            self.file_io, self.path, compression=self.options.manifest_compression
+        )
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.schema.primary_keys)
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest_snapshot()
+
+    def new_write(self, overwrite: bool = False) -> TableWrite:
+        """A writer producing data files and commit messages (runs anywhere: no driver state)."""
+        from paimon_core.write import TableWrite
+
+        return TableWrite(self, overwrite=overwrite)
+
+    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
+        from paimon_core.commit import FileStoreCommit
+
+        return FileStoreCommit(self, commit_user=commit_user)
+
+    def new_scan(self) -> TableScan:
+        from paimon_core.scan import TableScan
+
+        return TableScan(self)
+
+    def new_read(self) -> TableRead:
+        from paimon_core.read import TableRead
+
+        return TableRead(self)
+
+    def write_arrow(
+        self,
+        data: pa.Table,
+        *,
+        row_kinds: pa.Array | None = None,
+        overwrite: bool | dict[str, Any] = False,
+    ) -> int | None:
+        """Write and commit ``data`` in one snapshot; returns its id (None if nothing changed).
+
+        ``overwrite=True`` replaces the partitions the data falls in (Paimon's dynamic
+        partition overwrite; the whole table when unpartitioned); a dict replaces that static
+        partition. When the commit fails the written data files are removed again.
+        """
+        write = self.new_write(overwrite=bool(overwrite))
+        write.write_arrow(data, row_kinds=row_kinds)
+        messages = write.prepare_commit()
+        commit = self.new_commit()
+        try:
+            if overwrite is False:
+                return commit.commit(messages)
+            if isinstance(overwrite, dict):
+                return commit.overwrite(messages, partition=overwrite)
+            return commit.overwrite(messages, dynamic=bool(self.schema.partition_keys))
+        except BaseException:
+            commit.abort(messages)
+            raise
+
+    def to_arrow(self, **scan_args: Any) -> pa.Table:
+        """Read the whole table (or what ``scan_args`` select) into one Arrow table."""
+        splits = self.new_scan().plan(**scan_args)
+        return self.new_read().to_arrow(splits)

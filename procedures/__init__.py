@@ -1,0 +1,1 @@
+"""``CALL sys.*`` procedures: arguments, defaults and result rows as in Paimon Spark."""

@@ -1,0 +1,63 @@
+"""Row comparison helpers shared by the interoperability tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+
+def rows(table: pa.Table, columns: list[str] | None = None) -> list[tuple[Any, ...]]:
+    """Rows of an Arrow table as sorted tuples (order-free comparison, nulls sort first)."""
+    names = columns or table.column_names
+    data = table.select(names).to_pylist()
+    out = [tuple(r[n] for n in names) for r in data]
+    return sorted(out, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def json_rows(objs: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any, ...]]:
+    out = [tuple(o.get(c) for c in columns) for o in objs]
+    return sorted(out, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def pypaimon_read(warehouse: str, identifier: str, options: dict[str, str] | None = None) -> pa.Table:
+    from pypaimon import CatalogFactory
+
+    table = CatalogFactory.create({"warehouse": warehouse}).get_table(identifier)
+    if options:
+        table = table.copy(options)
+    builder = table.new_read_builder()
+    return builder.new_read().to_arrow(builder.new_scan().plan().splits())
+
+
+def pypaimon_write(
+    warehouse: str,
+    identifier: str,
+    data: pa.Table,
+    *,
+    create: dict[str, Any] | None = None,
+    overwrite: dict[str, str] | None = None,
+) -> None:
+    """Write ``data`` with pypaimon 2.1, creating the table first when ``create`` is given."""
+    from pypaimon import CatalogFactory, Schema
+
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    if create is not None:
+        catalog.create_database(identifier.split(".")[0], True)
+        schema = Schema.from_pyarrow_schema(
+            data.schema,
+            partition_keys=create.get("partition_keys"),
+            primary_keys=create.get("primary_keys"),
+            options=create.get("options"),
+        )
+        catalog.create_table(identifier, schema, False)
+    table = catalog.get_table(identifier)
+    builder = table.new_batch_write_builder()
+    if overwrite is not None:
+        builder = builder.overwrite(overwrite)
+    write = builder.new_write()
+    write.write_arrow(data)
+    commit = builder.new_commit()
+    commit.commit(write.prepare_commit())
+    write.close()
+    commit.close()
