@@ -18,9 +18,9 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median, ratio, timed  # noqa: E402
+from _common import median, ratio, timed
 
-from paimon_core.catalog import FileSystemCatalog  # noqa: E402
+from paimon_core.catalog import FileSystemCatalog
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 NO_EXPIRY = {
@@ -84,7 +84,13 @@ def main() -> None:
         peer = pypaimon_peer(f"{tmp}/peer", args.peer_commits)
     rows = [
         ("ours", args.commits, median(mine[:20]), median(mine[-20:]), sum(mine) / 1000),
-        ("pypaimon 2.1", args.peer_commits, median(peer[:20]), median(peer[-20:]), sum(peer) / 1000),
+        (
+            "pypaimon 2.1",
+            args.peer_commits,
+            median(peer[:20]),
+            median(peer[-20:]),
+            sum(peer) / 1000,
+        ),
     ]
     print(f"{'writer':<14}{'commits':>8}{'first20 ms':>12}{'last20 ms':>11}{'total s':>9}")
     for name, n, first, last, total in rows:

@@ -18,9 +18,9 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median, ratio, timed  # noqa: E402
+from _common import median, ratio, timed
 
-from paimon_core.catalog import FileSystemCatalog  # noqa: E402
+from paimon_core.catalog import FileSystemCatalog
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("p", pa.int32())])
 
@@ -45,7 +45,9 @@ def build(warehouse: str, partitions: int, commits: int) -> None:
 
 
 def plan_ours(warehouse: str) -> int:
-    return sum(len(s.files) for s in FileSystemCatalog(warehouse).get_table("db.t").new_scan().plan())
+    return sum(
+        len(s.files) for s in FileSystemCatalog(warehouse).get_table("db.t").new_scan().plan()
+    )
 
 
 def plan_pypaimon(warehouse: str) -> int:

@@ -33,7 +33,9 @@ def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) 
         return default_database, parts[0]
     if len(parts) == 2 and all(parts):
         return parts[0], parts[1]
-    raise InvalidArgument(f"Invalid table identifier '{identifier}': expected 'db.table' or 'table'")
+    raise InvalidArgument(
+        f"Invalid table identifier '{identifier}': expected 'db.table' or 'table'"
+    )
 
 
 def _check_name(kind: str, name: str) -> None:

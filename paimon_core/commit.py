@@ -195,7 +195,9 @@ class FileStoreCommit:
 
     def _check_conflicts(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
         partitions = {e.partition for e in entries}
-        base = [e for e in self._live_entries(latest) if e.partition in partitions] if latest else []
+        base = (
+            [e for e in self._live_entries(latest) if e.partition in partitions] if latest else []
+        )
         options = self.table.options
         if options.bucket > 0:
             buckets = {(e.partition, e.total_buckets) for e in base}
@@ -349,7 +351,14 @@ class FileStoreCommit:
                 pass
 
     def _after_commit(self, snapshot: Snapshot) -> None:
-        """Paimon's post-commit maintenance hooks (snapshot expiry, automatic tags)."""
+        """Paimon's post-commit maintenance hooks (automatic tags, snapshot expiry).
+
+        The lifecycle modules register themselves on import; importing them here, lazily,
+        keeps this module free of an import cycle while making sure every commit runs them.
+        """
+        import paimon_core.expire
+        import paimon_core.tag_auto  # noqa: F401
+
         hooks = _POST_COMMIT_HOOKS
         for hook in hooks:
             hook(self.table, snapshot)

@@ -47,3 +47,11 @@ class SchemaError(PaimonError):
 
 class InvalidArgument(PaimonError):
     """A bad argument value given by the user."""
+
+
+class MetadataFormatError(PaimonError):
+    """A metadata file (manifest, manifest list, index manifest) that is corrupt or of an unknown version."""
+
+
+class UnsupportedFeature(PaimonError, NotImplementedError):
+    """A table feature this implementation does not handle (merge engine, file format, ...)."""

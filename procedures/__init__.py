@@ -1,1 +1,13 @@
-"""``CALL sys.*`` procedures: arguments, defaults and result rows as in Paimon Spark."""
+"""``CALL sys.*`` procedures: arguments, defaults and result rows as in Paimon Spark.
+
+Importing the package registers every procedure in ``procedures.base.PROCEDURES``.
+"""
+
+from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_procedure, register
+from procedures.maintenance import MAINTENANCE_PROCEDURES
+from procedures.rollback import ROLLBACK_PROCEDURES
+from procedures.tags import TAG_PROCEDURES
+
+register(*TAG_PROCEDURES, *ROLLBACK_PROCEDURES, *MAINTENANCE_PROCEDURES)
+
+__all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]

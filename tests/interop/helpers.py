@@ -20,7 +20,9 @@ def json_rows(objs: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any,
     return sorted(out, key=lambda r: tuple((v is not None, v) for v in r))
 
 
-def pypaimon_read(warehouse: str, identifier: str, options: dict[str, str] | None = None) -> pa.Table:
+def pypaimon_read(
+    warehouse: str, identifier: str, options: dict[str, str] | None = None
+) -> pa.Table:
     from pypaimon import CatalogFactory
 
     table = CatalogFactory.create({"warehouse": warehouse}).get_table(identifier)

@@ -16,7 +16,11 @@ pytestmark = pytest.mark.oracle
 
 SCHEMA = pa.schema([("k", pa.int32()), ("v", pa.string()), ("dt", pa.string())])
 PK_SCHEMA = pa.schema(
-    [pa.field("k", pa.int32(), nullable=False), ("v", pa.string()), pa.field("dt", pa.string(), nullable=False)]
+    [
+        pa.field("k", pa.int32(), nullable=False),
+        ("v", pa.string()),
+        pa.field("dt", pa.string(), nullable=False),
+    ]
 )
 COLS = ["k", "v", "dt"]
 
@@ -51,7 +55,12 @@ def test_java_reads_our_pk_table_and_upserts_without_duplicates(
     warehouse: str, oracle: Callable[..., Any]
 ) -> None:
     table = _table(
-        warehouse, "pk", PK_SCHEMA, partition_keys=["dt"], primary_keys=["k", "dt"], options={"bucket": "4"}
+        warehouse,
+        "pk",
+        PK_SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["k", "dt"],
+        options={"bucket": "4"},
     )
     keys = list(range(20))
     table.write_arrow(_batch(PK_SCHEMA, keys, [f"v{k}" for k in keys], ["d1"] * 20))
@@ -74,7 +83,15 @@ def test_java_reads_our_pk_table_and_upserts_without_duplicates(
 
 
 def test_we_read_java_append_table(warehouse: str, oracle: Callable[..., Any]) -> None:
-    oracle("create-table", warehouse, "db.japp", "--schema", "k INT, v STRING, dt STRING", "--partition", "dt")
+    oracle(
+        "create-table",
+        warehouse,
+        "db.japp",
+        "--schema",
+        "k INT, v STRING, dt STRING",
+        "--partition",
+        "dt",
+    )
     r1 = [{"k": 1, "v": "a", "dt": "2024-01-01"}, {"k": 2, "v": None, "dt": "2024-01-02"}]
     r2 = [{"k": 3, "v": "c", "dt": "2024-01-01"}]
     oracle("write", warehouse, "db.japp", "--json-rows", json.dumps(r1))
@@ -89,18 +106,39 @@ def test_we_read_java_pk_tables_with_deletes(
     warehouse: str, oracle: Callable[..., Any], bucket_option: list[str]
 ) -> None:
     oracle(
-        "create-table", warehouse, "db.jpk", "--schema", "k INT, v STRING, dt STRING",
-        "--primary-key", "k,dt", "--partition", "dt", *bucket_option,
+        "create-table",
+        warehouse,
+        "db.jpk",
+        "--schema",
+        "k INT, v STRING, dt STRING",
+        "--primary-key",
+        "k,dt",
+        "--partition",
+        "dt",
+        *bucket_option,
     )
-    oracle("write", warehouse, "db.jpk", "--json-rows", json.dumps(
-        [{"k": k, "v": f"a{k}", "dt": "d1" if k % 2 else "d2"} for k in range(10)]
-    ))
-    oracle("write", warehouse, "db.jpk", "--json-rows", json.dumps(
-        [{"k": 1, "v": "b1", "dt": "d1"}, {"k": 4, "v": "b4", "dt": "d2"}]
-    ))
-    oracle("write", warehouse, "db.jpk", "--delete", "--json-rows", json.dumps(
-        [{"k": 3, "dt": "d1"}, {"k": 6, "dt": "d2"}]
-    ))
+    oracle(
+        "write",
+        warehouse,
+        "db.jpk",
+        "--json-rows",
+        json.dumps([{"k": k, "v": f"a{k}", "dt": "d1" if k % 2 else "d2"} for k in range(10)]),
+    )
+    oracle(
+        "write",
+        warehouse,
+        "db.jpk",
+        "--json-rows",
+        json.dumps([{"k": 1, "v": "b1", "dt": "d1"}, {"k": 4, "v": "b4", "dt": "d2"}]),
+    )
+    oracle(
+        "write",
+        warehouse,
+        "db.jpk",
+        "--delete",
+        "--json-rows",
+        json.dumps([{"k": 3, "dt": "d1"}, {"k": 6, "dt": "d2"}]),
+    )
     expected = oracle("read", warehouse, "db.jpk")
     assert len(expected) == 8
     table = FileSystemCatalog(warehouse).get_table("db.jpk")

@@ -123,7 +123,12 @@ def test_pypaimon_reads_our_append_table(warehouse: str) -> None:
 
 def test_pypaimon_reads_our_pk_table_with_upserts(warehouse: str) -> None:
     table = _create(
-        warehouse, "pk", PK, partition_keys=["dt"], primary_keys=["k", "dt"], options={"bucket": "2"}
+        warehouse,
+        "pk",
+        PK,
+        partition_keys=["dt"],
+        primary_keys=["k", "dt"],
+        options={"bucket": "2"},
     )
     for b in _pk_batches():
         table.write_arrow(b)
@@ -135,7 +140,9 @@ def test_pypaimon_reads_our_table_after_40_commits_with_manifest_merging(warehou
     table = _create(warehouse, "many", APP, partition_keys=["dt"])
     expected = []
     for i in range(40):
-        b = pa.table({"id": [i, i + 100], "name": [f"n{i}", None], "dt": [f"d{i % 3}"] * 2}, schema=APP)
+        b = pa.table(
+            {"id": [i, i + 100], "name": [f"n{i}", None], "dt": [f"d{i % 3}"] * 2}, schema=APP
+        )
         expected.append(b)
         table.write_arrow(b)
     latest = table.latest_snapshot()

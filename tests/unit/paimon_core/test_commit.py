@@ -34,9 +34,7 @@ def _keys(table: FileStoreTable, **scan: Any) -> list[int]:
 
 
 def _listing(root: str) -> set[str]:
-    return {
-        os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
-    }
+    return {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
 
 
 def test_record_counts_and_kinds(warehouse: str) -> None:
@@ -45,8 +43,16 @@ def test_record_counts_and_kinds(warehouse: str) -> None:
     assert table.write_arrow(_batch([4], "b")) == 2
     assert table.write_arrow(_batch([5, 6], "a"), overwrite=True) == 3
     snaps = table.snapshot_manager.snapshots()
-    assert [s.commit_kind for s in snaps] == [CommitKind.APPEND, CommitKind.APPEND, CommitKind.OVERWRITE]
-    assert [(s.total_record_count, s.delta_record_count) for s in snaps] == [(3, 3), (4, 1), (3, -1)]
+    assert [s.commit_kind for s in snaps] == [
+        CommitKind.APPEND,
+        CommitKind.APPEND,
+        CommitKind.OVERWRITE,
+    ]
+    assert [(s.total_record_count, s.delta_record_count) for s in snaps] == [
+        (3, 3),
+        (4, 1),
+        (3, -1),
+    ]
     assert _keys(table) == [4, 5, 6]
 
 
@@ -85,7 +91,9 @@ def test_deleting_a_file_another_commit_removed_is_a_conflict(warehouse: str) ->
     assert _keys(table) == [2]
 
 
-def test_snapshot_taken_between_read_and_publish_is_retried(warehouse: str, monkeypatch: Any) -> None:
+def test_snapshot_taken_between_read_and_publish_is_retried(
+    warehouse: str, monkeypatch: Any
+) -> None:
     table = _table(warehouse)
     table.write_arrow(_batch([1]))
     rival = FileStoreTable.load(table.path)
@@ -166,7 +174,13 @@ def test_failure_at_each_write_step_leaves_previous_snapshot(warehouse: str, pk:
     if pk:
         kw.update(primary_keys=["k", "dt"], options={"bucket": "2"})
     schema = (
-        pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)])
+        pa.schema(
+            [
+                pa.field("k", pa.int64(), False),
+                ("v", pa.string()),
+                pa.field("dt", pa.string(), False),
+            ]
+        )
         if pk
         else SCHEMA
     )

@@ -1,0 +1,193 @@
+"""Snapshot expiry: which snapshots go (Paimon's ``ExpireSnapshotsImpl.expire``), as a plan.
+
+Follows Paimon 2.0.0, the latest release: a snapshot expires by time only once its *next*
+snapshot is older than the retention (``snapshot.time-retained``; up to 1.4 the snapshot's
+own time counted, PR #7706). The Spark ``expire_snapshots`` procedure's defaults
+(``ProcedureUtils.fillInSnapshotOptions``, since 1.1) apply: an argument left out takes
+the table option. Changelog decoupling is not applied (as the Spark procedure; commit-time
+expiry here does the same). Which files go is in ``file_deletion.plan_expiry``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paimon_core.commit import BATCH_COMMIT_IDENTIFIER, register_post_commit_hook
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.file_deletion import DeletionPlan, TableFiles, plan_expiry
+from paimon_core.paths import CONSUMER_DIR, CONSUMER_PREFIX, POSTPONE_BUCKET, branch_path
+
+if TYPE_CHECKING:
+    from paimon_core.snapshot import Snapshot
+    from paimon_core.table import FileStoreTable
+
+__all__ = ["ExpireResult", "expire_after_commit", "expire_snapshots", "min_consumer_snapshot"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpireResult:
+    """How many snapshots expired (or would, in a dry run) and the files that went."""
+
+    expired: int
+    plan: DeletionPlan
+
+
+def min_consumer_snapshot(table: FileStoreTable) -> int | None:
+    """The smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``)."""
+    manager = table.snapshot_manager
+    directory = f"{branch_path(table.path.rstrip('/'), manager.branch)}/{CONSUMER_DIR}"
+    found: int | None = None
+    for name in table.file_io.list_names(directory):
+        if not name.startswith(CONSUMER_PREFIX):
+            continue
+        try:
+            data = json.loads(table.file_io.read_bytes(f"{directory}/{name}"))
+            next_snapshot = int(data["nextSnapshot"])
+        except FileNotFoundError:
+            continue
+        except (ValueError, KeyError, TypeError) as err:
+            logger.warning("Ignoring unreadable consumer file %s: %s", name, err)
+            continue
+        found = next_snapshot if found is None else min(found, next_snapshot)
+    return found
+
+
+def expire_snapshots(
+    table: FileStoreTable,
+    *,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than_millis: int | None = None,
+    max_deletes: int | None = None,
+    dry_run: bool = False,
+) -> ExpireResult:
+    """Expire old snapshots and the files only they used.
+
+    Args:
+        table: the table (its options give every default).
+        retain_max: keep at most this many snapshots (``snapshot.num-retained.max``).
+        retain_min: keep at least this many (``snapshot.num-retained.min``); values below 1
+            count as 1, so the latest snapshot never expires (Paimon accepts 0: #10088).
+        older_than_millis: expire by time up to here (default now - ``snapshot.time-retained``).
+        max_deletes: expire at most this many at once (``snapshot.expire.limit``).
+        dry_run: only plan; nothing is deleted or written.
+
+    Returns:
+        The number of expired snapshots and the applied (or planned) ``DeletionPlan``.
+
+    Raises:
+        InvalidArgument: ``retain_max`` is less than ``retain_min``.
+    """
+    options = table.options
+    retain_max = options.snapshot_num_retained_max if retain_max is None else retain_max
+    retain_min = options.snapshot_num_retained_min if retain_min is None else retain_min
+    max_deletes = options.snapshot_expire_limit if max_deletes is None else max_deletes
+    if older_than_millis is None:
+        retained = options.snapshot_time_retained
+        older_than_millis = int(time.time() * 1000) - int(retained.total_seconds() * 1000)
+    manager = table.snapshot_manager
+    latest = manager.latest_snapshot_id()
+    earliest = manager.earliest_snapshot_id()
+    if latest is None or earliest is None:
+        return ExpireResult(0, DeletionPlan())
+    if retain_max < retain_min:
+        raise InvalidArgument(
+            f"retainMax ({retain_max}) must not be less than retainMin ({retain_min})."
+        )
+    retain_min = max(retain_min, 1)
+
+    first = max(latest - retain_max + 1, earliest)
+    max_exclusive = latest - retain_min + 1
+    consumer = min_consumer_snapshot(table)
+    if consumer is not None:
+        max_exclusive = min(max_exclusive, consumer)
+    max_exclusive = min(max_exclusive, earliest + max(max_deletes, 0))
+
+    end = max_exclusive
+    for snapshot_id in range(first, max_exclusive):
+        following = manager.try_snapshot(snapshot_id + 1)
+        if following is not None and older_than_millis <= following.time_millis:
+            end = snapshot_id
+            break
+    return _expire_until(table, earliest, end, dry_run)
+
+
+def _expire_until(table: FileStoreTable, earliest: int, end: int, dry_run: bool) -> ExpireResult:
+    manager = table.snapshot_manager
+    if end <= earliest:
+        plan = DeletionPlan()
+        if not table.file_io.exists(manager.earliest_hint_path):
+            plan = DeletionPlan(hints=((manager.earliest_hint_path, earliest),))
+        if not dry_run:
+            plan.apply(table.file_io)
+        return ExpireResult(0, plan)
+    window = [
+        s for s in map(manager.try_snapshot, manager.snapshot_ids_between(earliest - 1, end)) if s
+    ]
+    if not window or window[-1].snapshot_id != end:
+        return ExpireResult(0, DeletionPlan())  # end is gone: another process expired it
+    plan = plan_expiry(table, window, TableFiles(table))
+    expired = len(plan.snapshot_files)
+    if not dry_run:
+        try:
+            plan.apply(table.file_io)
+        finally:
+            forget = getattr(manager, "_forget", None)
+            if forget is not None:  # drop the cached JSON of deleted snapshots
+                for snapshot in window[:-1]:
+                    forget(snapshot.snapshot_id)
+    return ExpireResult(expired, plan)
+
+
+# -------------------------------------------------------------------- after each commit
+
+_async_pool: ThreadPoolExecutor | None = None
+_async_lock = threading.Lock()
+
+
+def _async_executor() -> ThreadPoolExecutor:
+    global _async_pool
+    with _async_lock:
+        if _async_pool is None:
+            _async_pool = ThreadPoolExecutor(1, thread_name_prefix="paimon-expire")
+        return _async_pool
+
+
+def _expire_quietly(table: FileStoreTable) -> None:
+    try:
+        expire_snapshots(table)
+    except Exception:  # the commit succeeded; expiry retries on the next one
+        logger.exception("Snapshot expiration after commit failed")
+
+
+def expire_after_commit(table: FileStoreTable, snapshot: Snapshot) -> None:
+    """Commit-time expiry by the table options, as Paimon's ``newExpireRunnable``.
+
+    Off for ``write-only`` tables and postpone-bucket (``bucket=-2``) primary-key tables.
+    ``snapshot.expire.execution-mode=async`` runs it on a background thread, except after
+    a batch commit, which Paimon always maintains synchronously. A failure is logged, not
+    raised: the commit itself has succeeded.
+    """
+    options = table.options
+    if options.write_only:
+        return
+    if table.is_primary_key_table and options.bucket == POSTPONE_BUCKET:
+        return
+    if (
+        options.snapshot_expire_execution_mode == "async"
+        and snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER
+    ):
+        _async_executor().submit(_expire_quietly, table)
+        return
+    _expire_quietly(table)
+
+
+register_post_commit_hook(expire_after_commit)

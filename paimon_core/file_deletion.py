@@ -1,0 +1,793 @@
+"""Plan, then apply: which files a lifecycle operation (expiry, tag deletion, rollback) removes.
+
+Every operation first computes a ``DeletionPlan``, a plain value (printing it is the dry run),
+then applies it in an order that keeps every remaining snapshot and tag readable if the
+process dies at any point: the snapshot and tag files that reference the doomed files go
+first, then the now unreferenced files top-down (lists, manifests, data), and the hints
+last (readers check hints and fall back to a listing). A file still referenced by a
+remaining snapshot or tag is never in a plan.
+
+Which files go follows Paimon 2.0.0 (``ExpireSnapshotsImpl``, ``SnapshotDeletion``,
+``TagManager.deleteTag`` + ``TagDeletion``, ``FileDeletionBase``), with one deliberate
+difference: the changelog files of a *tagged* expired snapshot are kept (Paimon deletes
+them although the tag still names its changelog list) and removed with the tag instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
+
+from paimon_core.exceptions import PaimonError
+from paimon_core.fileio import FileIO, LocalFileIO
+from paimon_core.manifest import (
+    MANIFEST_LIST_VERSION,
+    AvroField,
+    AvroRecord,
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    decode_avro,
+)
+from paimon_core.manifest_merge import merge_entries
+from paimon_core.paths import (
+    INDEX_DIR,
+    MANIFEST_DIR,
+    STATISTICS_DIR,
+    bucket_dir_name,
+    partition_path,
+)
+
+if TYPE_CHECKING:
+    from paimon_core.snapshot import Snapshot
+    from paimon_core.table import FileStoreTable
+
+__all__ = [
+    "DeletionPlan",
+    "FileUsage",
+    "ManifestRef",
+    "TableFiles",
+    "delete_quietly",
+    "files_in_use",
+    "find_skipping_tags",
+    "plan_expiry",
+    "plan_removal",
+    "plan_tag_deletion",
+]
+
+logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+# Files that reference others: deleted first, in the order given, and any failure stops.
+_REFERENCING = ("snapshot_files", "tag_files")
+# Unreferenced once the above are gone: top-down, failures only logged (a leftover is an orphan).
+_CONTENT = (
+    "manifest_lists",
+    "manifests",
+    "index_manifests",
+    "statistics_files",
+    "data_files",
+    "changelog_files",
+    "index_files",
+)
+_PARALLEL_DELETES = 16
+
+
+class ManifestRef(NamedTuple):
+    """The part of a manifest-list record that deletion needs."""
+
+    file_name: str
+    num_added_files: int
+    num_deleted_files: int
+
+
+# Expiry reads one or two lists per expired snapshot: decoding only these fields (the
+# partition stats are skipped) makes reading them about twice as fast.
+_REF_SPEC = AvroRecord(
+    ManifestRef,
+    (
+        AvroField("_VERSION", required=True, expect=MANIFEST_LIST_VERSION, arg=False),
+        AvroField("_FILE_NAME", required=True),
+        AvroField("_NUM_ADDED_FILES", required=True),
+        AvroField("_NUM_DELETED_FILES", required=True),
+    ),
+    "manifest list",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionPlan:
+    """Paths to delete grouped by kind, plus hint files to rewrite afterwards.
+
+    ``snapshot_files`` are deleted in the order given (oldest first for expiry, newest first
+    for rollback) so that the remaining snapshot ids stay contiguous at every moment.
+    """
+
+    snapshot_files: tuple[str, ...] = ()
+    tag_files: tuple[str, ...] = ()
+    manifest_lists: tuple[str, ...] = ()
+    manifests: tuple[str, ...] = ()
+    index_manifests: tuple[str, ...] = ()
+    statistics_files: tuple[str, ...] = ()
+    data_files: tuple[str, ...] = ()
+    changelog_files: tuple[str, ...] = ()
+    index_files: tuple[str, ...] = ()
+    hints: tuple[tuple[str, int], ...] = ()
+
+    def files(self) -> list[str]:
+        """Every path of the plan, in the order ``apply`` deletes them."""
+        return [p for kind in (*_REFERENCING, *_CONTENT) for p in getattr(self, kind)]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.hints and not any(getattr(self, k) for k in (*_REFERENCING, *_CONTENT))
+
+    def merge(self, other: DeletionPlan) -> DeletionPlan:
+        """Both plans in one (paths deduplicated, order kept; ``other``'s hints win)."""
+        kinds = {
+            kind: tuple(dict.fromkeys((*getattr(self, kind), *getattr(other, kind))))
+            for kind in (*_REFERENCING, *_CONTENT)
+        }
+        hints = dict(self.hints)
+        hints.update(other.hints)
+        return DeletionPlan(**kinds, hints=tuple(hints.items()))
+
+    def summary(self) -> str:
+        """One line: the number of files of each non-empty kind and the hint updates."""
+        parts = [
+            f"{len(getattr(self, k))} {k.replace('_', ' ')}"
+            for k in (*_REFERENCING, *_CONTENT)
+            if getattr(self, k)
+        ]
+        parts += [f"{path.rsplit('/', 1)[-1]}={value}" for path, value in self.hints]
+        return "DeletionPlan(" + (", ".join(parts) or "nothing") + ")"
+
+    def __str__(self) -> str:
+        lines = [self.summary()]
+        for kind in (*_REFERENCING, *_CONTENT):
+            paths = getattr(self, kind)
+            if paths:
+                lines.append(f"{kind}:")
+                lines.extend(f"  {p}" for p in paths)
+        lines.extend(f"write {path} = {value}" for path, value in self.hints)
+        return "\n".join(lines)
+
+    def apply(self, file_io: FileIO) -> int:
+        """Delete everything in crash-safe order; returns how many files were deleted.
+
+        A failure to delete a snapshot or tag file raises before any file it references is
+        touched. Later ``OSError``s are logged and skipped: those files are no longer
+        referenced, so leaving one behind only makes an orphan.
+        """
+        deleted = 0
+        for kind in _REFERENCING:
+            for path in getattr(self, kind):
+                deleted += file_io.delete(path)
+        for kind in _CONTENT:
+            deleted += delete_quietly(file_io, getattr(self, kind))
+        for path, value in self.hints:
+            try:
+                file_io.write_text(path, str(value))
+            except OSError as err:
+                logger.warning("Cannot update hint %s: %s", path, err)
+        return deleted
+
+
+def delete_quietly(file_io: FileIO, paths: Sequence[str]) -> int:
+    """Delete unreferenced files; ``OSError``s are logged. Parallel on remote file systems."""
+
+    def one(path: str) -> bool:
+        try:
+            return file_io.delete(path)
+        except OSError as err:
+            logger.warning("Cannot delete %s: %s", path, err)
+            return False
+
+    if not paths:
+        return 0
+    if isinstance(file_io, LocalFileIO) or len(paths) == 1:
+        return sum(map(one, paths))
+    with ThreadPoolExecutor(min(_PARALLEL_DELETES, len(paths))) as pool:
+        return sum(pool.map(one, paths))
+
+
+@dataclass(frozen=True, slots=True)
+class FileUsage:
+    """Full paths of the files some snapshots or tags need, by kind (as ``DeletionPlan``)."""
+
+    manifest_lists: frozenset[str] = frozenset()
+    manifests: frozenset[str] = frozenset()
+    index_manifests: frozenset[str] = frozenset()
+    statistics_files: frozenset[str] = frozenset()
+    data_files: frozenset[str] = frozenset()
+    changelog_files: frozenset[str] = frozenset()
+    index_files: frozenset[str] = frozenset()
+
+    def union(self, other: FileUsage) -> FileUsage:
+        return FileUsage(
+            **{f.name: getattr(self, f.name) | getattr(other, f.name) for f in fields(self)}
+        )
+
+    def all_paths(self) -> frozenset[str]:
+        return frozenset().union(*(getattr(self, f.name) for f in fields(self)))
+
+
+@dataclass
+class _Delta:
+    """What one snapshot's delta did: files it removed (with extras) and files it committed."""
+
+    deleted: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    committed: set[str] = field(default_factory=set)
+
+
+class TableFiles:
+    """A table's metadata read at most once per file, and the paths of what it references.
+
+    Manifest lists, manifests and index manifests are immutable once written, so one
+    instance can cache them for a whole operation. Missing files raise ``FileNotFoundError``.
+    """
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self.file_io = table.file_io
+        root = table.path.rstrip("/")
+        self.root = root
+        self.manifest_dir = f"{root}/{MANIFEST_DIR}"
+        self.index_dir = f"{root}/{INDEX_DIR}"
+        self.statistics_dir = f"{root}/{STATISTICS_DIR}"
+        schema = table.schema
+        self._partition_keys = list(schema.partition_keys)
+        self._partition_types = [f.type for f in schema.partition_fields]
+        self._default_partition = table.options.partition_default_name
+        self._index_in_data_dir = table.options.get_bool("index-file-in-data-file-dir", False)
+        self._lists: dict[str, list[ManifestRef]] = {}
+        self._manifests: dict[str, list[ManifestEntry]] = {}
+        self._index: dict[str, list[IndexManifestEntry]] = {}
+        self._bucket_dirs: dict[tuple[bytes, int], str] = {}
+        self._states: dict[tuple, frozenset[str]] = {}
+        self._usages: dict[tuple, FileUsage] = {}
+
+    # ------------------------------------------------------------------ cached reads
+
+    def manifest_list(self, name: str) -> list[ManifestRef]:
+        refs = self._lists.get(name)
+        if refs is None:
+            data = self.file_io.read_bytes(self.manifest_path(name))
+            refs = self._lists[name] = decode_avro(data, _REF_SPEC)
+        return refs
+
+    def manifest(self, name: str) -> list[ManifestEntry]:
+        entries = self._manifests.get(name)
+        if entries is None:
+            entries = self._manifests[name] = self.table.manifest_file.read(name)
+        return entries
+
+    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+        entries = self._index.get(name)
+        if entries is None:
+            entries = self._index[name] = self.table.index_manifest_file.read(name)
+        return entries
+
+    def try_manifest_list(self, name: str | None) -> list[ManifestRef]:
+        """The list, or [] when it is missing (a crashed earlier run may have removed it)."""
+        if not name:
+            return []
+        try:
+            return self.manifest_list(name)
+        except FileNotFoundError:
+            logger.warning("Manifest list %s is missing; its files are left alone", name)
+            return []
+
+    # ------------------------------------------------------------------ paths
+
+    def manifest_path(self, name: str) -> str:
+        return f"{self.manifest_dir}/{name}"
+
+    def statistics_path(self, name: str) -> str:
+        return f"{self.statistics_dir}/{name}"
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        key = (partition, bucket)
+        path = self._bucket_dirs.get(key)
+        if path is None:
+            if self._partition_keys:
+                from paimon_core.binary_row import deserialize_row
+
+                values = deserialize_row(partition, self._partition_types)
+                part = partition_path(
+                    self._partition_keys, values, self._partition_types, self._default_partition
+                )
+                path = f"{self.root}/{part}/{bucket_dir_name(bucket)}"
+            else:
+                path = f"{self.root}/{bucket_dir_name(bucket)}"
+            self._bucket_dirs[key] = path
+        return path
+
+    def data_path(self, entry: ManifestEntry) -> str:
+        f = entry.file
+        if f.external_path:
+            return f.external_path
+        return f"{self.bucket_dir(entry.partition, entry.bucket)}/{f.file_name}"
+
+    def extra_paths(self, entry: ManifestEntry) -> tuple[str, ...]:
+        """Extra files (file indexes) sit next to their data file, also for external paths."""
+        extras = entry.file.extra_files
+        if not extras:
+            return ()
+        f = entry.file
+        directory = (
+            f.external_path.rsplit("/", 1)[0]
+            if f.external_path
+            else self.bucket_dir(entry.partition, entry.bucket)
+        )
+        return tuple(f"{directory}/{name}" for name in extras)
+
+    def index_file_path(self, entry: IndexManifestEntry) -> str:
+        if entry.external_path:
+            return entry.external_path
+        if self._index_in_data_dir:
+            return f"{self.bucket_dir(entry.partition, entry.bucket)}/{entry.file_name}"
+        return f"{self.index_dir}/{entry.file_name}"
+
+    # ------------------------------------------------------------------ what snapshots use
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestRef]:
+        return [
+            *self.manifest_list(snapshot.base_manifest_list),
+            *self.manifest_list(snapshot.delta_manifest_list),
+        ]
+
+    def data_files(self, snapshot: Snapshot) -> frozenset[str]:
+        """Paths (extra files included) of the snapshot's full state: base + delta folded."""
+        key = (snapshot.base_manifest_list, snapshot.delta_manifest_list)
+        state = self._states.get(key)
+        if state is None:
+            folded = merge_entries(
+                e for m in self.data_manifests(snapshot) for e in self.manifest(m.file_name)
+            )
+            paths: list[str] = []
+            for e in folded.values():
+                if e.kind == FileKind.ADD:
+                    paths.append(self.data_path(e))
+                    paths.extend(self.extra_paths(e))
+            state = self._states[key] = frozenset(paths)
+        return state
+
+    def metadata_paths(self, snapshot: Snapshot) -> set[str]:
+        """Paimon's manifest "skipping set" of a snapshot: its data manifest lists and
+        manifests, index manifest and index files, and statistics file (no changelog)."""
+        out = {
+            self.manifest_path(snapshot.base_manifest_list),
+            self.manifest_path(snapshot.delta_manifest_list),
+        }
+        out.update(self.manifest_path(m.file_name) for m in self.data_manifests(snapshot))
+        if snapshot.index_manifest:
+            out.add(self.manifest_path(snapshot.index_manifest))
+            out.update(map(self.index_file_path, self.index_manifest(snapshot.index_manifest)))
+        if snapshot.statistics:
+            out.add(self.statistics_path(snapshot.statistics))
+        return out
+
+    def changelog_usage(self, snapshot: Snapshot) -> tuple[set[str], set[str], set[str]]:
+        """(changelog manifest list, its manifests, the changelog files it adds) as paths."""
+        name = snapshot.changelog_manifest_list
+        if not name:
+            return set(), set(), set()
+        metas = self.manifest_list(name)
+        files: set[str] = set()
+        for m in metas:
+            for e in self.manifest(m.file_name):
+                if e.kind == FileKind.ADD:
+                    files.add(self.data_path(e))
+                    files.update(self.extra_paths(e))
+        return {self.manifest_path(name)}, {self.manifest_path(m.file_name) for m in metas}, files
+
+    def usage(self, snapshot: Snapshot, strict: bool = True) -> FileUsage:
+        """Everything one snapshot (or tag) needs to be read in full, changelog included.
+
+        ``strict=False`` is for snapshots being removed: parts whose metadata is already
+        missing count as empty (their files stay, as orphans) instead of raising.
+        """
+        key = (
+            strict,
+            snapshot.base_manifest_list,
+            snapshot.delta_manifest_list,
+            snapshot.changelog_manifest_list,
+            snapshot.index_manifest,
+            snapshot.statistics,
+        )
+        cached = self._usages.get(key)
+        if cached is not None:
+            return cached
+
+        def part(read: Callable[[], _T], empty: _T) -> _T:
+            if strict:
+                return read()
+            try:
+                return read()
+            except (FileNotFoundError, PaimonError) as err:
+                logger.warning("Snapshot %d is incomplete: %s", snapshot.snapshot_id, err)
+                return empty
+
+        lists = {
+            self.manifest_path(snapshot.base_manifest_list),
+            self.manifest_path(snapshot.delta_manifest_list),
+        }
+        manifests = {
+            self.manifest_path(m.file_name)
+            for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list)
+            for m in part(lambda name=name: self.manifest_list(name), [])
+        }
+        cl_list, cl_manifests, cl_files = part(
+            lambda: self.changelog_usage(snapshot), (set(), set(), set())
+        )
+        index_manifests: set[str] = set()
+        index_files: list[str] = []
+        if snapshot.index_manifest:
+            index_manifests.add(self.manifest_path(snapshot.index_manifest))
+            entries = part(lambda: self.index_manifest(snapshot.index_manifest), [])
+            index_files.extend(map(self.index_file_path, entries))
+        usage = self._usages[key] = FileUsage(
+            manifest_lists=frozenset(lists | cl_list),
+            manifests=frozenset(manifests | cl_manifests),
+            index_manifests=frozenset(index_manifests),
+            statistics_files=frozenset(
+                {self.statistics_path(snapshot.statistics)} if snapshot.statistics else ()
+            ),
+            data_files=part(lambda: self.data_files(snapshot), frozenset()),
+            changelog_files=frozenset(cl_files),
+            index_files=frozenset(index_files),
+        )
+        return usage
+
+    def delta_changes(self, snapshot: Snapshot, only_with_deletes: bool) -> _Delta | None:
+        """Files the snapshot's delta deleted (by path, in Paimon's entry order) and files it
+        committed (added without also deleting them: a level upgrade re-adds a file).
+
+        With ``only_with_deletes`` a delta without DELETE entries is not read (empty result).
+        None when its list or a manifest is missing.
+        """
+        try:
+            metas = self.manifest_list(snapshot.delta_manifest_list)
+            if only_with_deletes and not any(m.num_deleted_files for m in metas):
+                return _Delta()
+            entries = [e for m in metas for e in self.manifest(m.file_name)]
+        except FileNotFoundError:
+            logger.warning("Delta of snapshot %d is incomplete", snapshot.snapshot_id)
+            return None
+        delta = _Delta()
+        added: set[str] = set()
+        removed: set[str] = set()
+        for e in entries:
+            path = self.data_path(e)
+            if e.kind == FileKind.ADD:
+                delta.deleted.pop(path, None)
+                added.add(path)
+            else:
+                delta.deleted[path] = self.extra_paths(e)
+                removed.add(path)
+        delta.committed = added - removed
+        return delta
+
+
+def files_in_use(
+    table: FileStoreTable,
+    snapshots: Iterable[Snapshot],
+    files: TableFiles | None = None,
+    strict: bool = True,
+) -> FileUsage:
+    """Union of every file the given snapshots or tags need (manifest reads are cached).
+
+    Raises ``FileNotFoundError`` when some metadata is missing, unless ``strict`` is False.
+    """
+    files = files or TableFiles(table)
+    usage = FileUsage()
+    for snapshot in snapshots:
+        usage = usage.union(files.usage(snapshot, strict))
+    return usage
+
+
+# ------------------------------------------------------------------------------ removal
+
+
+def plan_removal(
+    table: FileStoreTable,
+    removed: Sequence[Snapshot],
+    keep: Sequence[Snapshot],
+    *,
+    snapshot_files: Sequence[str] = (),
+    tag_files: Sequence[str] = (),
+    hints: Sequence[tuple[str, int]] = (),
+    files: TableFiles | None = None,
+) -> DeletionPlan:
+    """Files of ``removed`` that no snapshot or tag in ``keep`` uses.
+
+    ``keep`` must hold every remaining snapshot or tag that may share files with
+    ``removed``; because a file, once dropped from a table's state, never comes back, the
+    nearest remaining neighbour on each side of every removed snapshot is enough.
+    ``snapshot_files``/``tag_files``/``hints`` are passed through to the plan (in order).
+    """
+    files = files or TableFiles(table)
+    gone = files_in_use(table, removed, files, strict=False)
+    kept = files_in_use(table, keep, files)
+    kinds = {
+        f.name: tuple(sorted(getattr(gone, f.name) - getattr(kept, f.name)))
+        for f in fields(FileUsage)
+    }
+    return DeletionPlan(
+        snapshot_files=tuple(snapshot_files),
+        tag_files=tuple(tag_files),
+        hints=tuple(hints),
+        **kinds,
+    )
+
+
+# ------------------------------------------------------------------------------- expiry
+
+
+def _tagged_snapshots(table: FileStoreTable) -> list[Snapshot]:
+    """One snapshot per tagged id, sorted by id."""
+    by_id: dict[int, Snapshot] = {}
+    for tag in table.tag_manager.list_tags().values():
+        by_id.setdefault(tag.snapshot.snapshot_id, tag.snapshot)
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def find_skipping_tags(tags: Sequence[Snapshot], begin: int, end: int) -> list[Snapshot]:
+    """Paimon's ``findSkippingTags``: the tag at or before ``begin`` (else the first tag)
+    through the last tag before ``end``; ``tags`` sorted by id."""
+    ids = [t.snapshot_id for t in tags]
+    right = bisect_left(ids, end) - 1
+    if right < 0:
+        return []
+    left = max(bisect_right(ids, begin) - 1, 0)
+    return list(tags[left : right + 1])
+
+
+class _TagSkipper:
+    """Decides whether a tag still holds a data file that snapshot ``s`` deleted.
+
+    Only the nearest tag T before ``s`` matters: a file lives in one id interval
+    [committed, deleted), so if any tag holds it, T does. When the commit id is known (from
+    deltas read in the expiry window) the tagged-id interval rule decides without reading
+    T: T holds the file iff committed <= T. Otherwise T's full state is checked.
+    """
+
+    def __init__(
+        self, files: TableFiles, window: Sequence[Snapshot], tags: Sequence[Snapshot]
+    ) -> None:
+        self.files = files
+        self.tags = list(tags)
+        self.tag_ids = [t.snapshot_id for t in tags]
+        self.window = {s.snapshot_id: s for s in window}
+        self.begin = window[0].snapshot_id
+        self.commits: dict[str, int] = {}
+        self._loaded: dict[int, bool] = {}
+
+    def record(self, snapshot_id: int, delta: _Delta) -> None:
+        self._loaded[snapshot_id] = True
+        for path in delta.committed:
+            self.commits.setdefault(path, snapshot_id)
+
+    def _load(self, snapshot_id: int) -> bool:
+        ok = self._loaded.get(snapshot_id)
+        if ok is None:
+            snapshot = self.window.get(snapshot_id)
+            delta = self.files.delta_changes(snapshot, False) if snapshot is not None else None
+            ok = delta is not None
+            if delta is not None:
+                self.record(snapshot_id, delta)
+            else:
+                self._loaded[snapshot_id] = False
+        return ok
+
+    def tag_before(self, snapshot_id: int) -> int | None:
+        i = bisect_left(self.tag_ids, snapshot_id) - 1
+        return i if i >= 0 else None
+
+    def skip(self, path: str, deleted_at: int) -> bool:
+        index = self.tag_before(deleted_at)
+        if index is None:
+            return False
+        tag_id = self.tag_ids[index]
+        committed = self.commits.get(path)
+        if committed is None and tag_id >= self.begin:
+            # The window holds every delta in (T, s): the file was committed there or <= T.
+            if all(self._load(i) for i in range(tag_id + 1, deleted_at)):
+                committed = self.commits.get(path, tag_id)
+        if committed is not None:
+            return committed <= tag_id
+        try:
+            return path in self.files.data_files(self.tags[index])
+        except (FileNotFoundError, PaimonError) as err:
+            logger.info("Cannot read tag of snapshot %d (%s); keeping %s", tag_id, err, path)
+            return True
+
+
+def plan_expiry(
+    table: FileStoreTable, window: Sequence[Snapshot], files: TableFiles | None = None
+) -> DeletionPlan:
+    """Paimon's ``expireUntil``: expire ``window[:-1]``, keeping ``window[-1]`` (``end``).
+
+    ``window`` holds the existing snapshots of [earliest, end] in id order. Data files a
+    delta of (begin, end] deleted go unless the nearest earlier tag holds them; changelog
+    files of expired untagged snapshots go; lists, manifests, index and statistics files go
+    unless ``end`` or a tag in range still references them. Then ``EARLIEST = end``.
+    """
+    if len(window) < 2:
+        return DeletionPlan()
+    files = files or TableFiles(table)
+    manager = table.snapshot_manager
+    end = window[-1]
+    expired = list(window[:-1])
+    begin = expired[0].snapshot_id
+    tags = _tagged_snapshots(table)
+    tagged_ids = {t.snapshot_id for t in tags}
+
+    skipper = _TagSkipper(files, window, tags)
+    data: dict[str, None] = {}
+    for snapshot in window[1:]:
+        delta = files.delta_changes(snapshot, only_with_deletes=True)
+        if delta is None:
+            continue  # cannot tell what it deleted: leave those files (orphans)
+        if delta.deleted:
+            skipper.record(snapshot.snapshot_id, delta)
+        for path, extras in delta.deleted.items():
+            if not skipper.skip(path, snapshot.snapshot_id):
+                data[path] = None
+                data.update(dict.fromkeys(extras))
+
+    changelog: dict[str, None] = {}
+    for snapshot in expired:
+        if snapshot.changelog_manifest_list and snapshot.snapshot_id not in tagged_ids:
+            try:
+                changelog.update(dict.fromkeys(files.changelog_usage(snapshot)[2]))
+            except FileNotFoundError:
+                logger.warning("Changelog of snapshot %d is incomplete", snapshot.snapshot_id)
+
+    lists: dict[str, None] = {}
+    manifests: dict[str, None] = {}
+    index_manifests: dict[str, None] = {}
+    index_files: dict[str, None] = {}
+    statistics: dict[str, None] = {}
+    try:
+        skipping: set[str] = set()
+        for snapshot in [*find_skipping_tags(tags, begin, end.snapshot_id), end]:
+            skipping |= files.metadata_paths(snapshot)
+    except (FileNotFoundError, PaimonError) as err:
+        logger.info("Skip cleaning manifests: cannot build the skipping set (%s)", err)
+    else:
+        for snapshot in expired:
+            names = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+            if snapshot.snapshot_id not in tagged_ids:
+                names.append(snapshot.changelog_manifest_list)
+            for name in names:
+                if not name:
+                    continue
+                for meta in files.try_manifest_list(name):
+                    path = files.manifest_path(meta.file_name)
+                    if path not in skipping:
+                        manifests[path] = None
+                path = files.manifest_path(name)
+                if path not in skipping:
+                    lists[path] = None
+            if snapshot.index_manifest:
+                path = files.manifest_path(snapshot.index_manifest)
+                if path not in skipping:
+                    try:
+                        entries = files.index_manifest(snapshot.index_manifest)
+                    except FileNotFoundError:
+                        entries = []
+                    for entry in entries:
+                        index_path = files.index_file_path(entry)
+                        if index_path not in skipping:
+                            index_files[index_path] = None
+                    index_manifests[path] = None
+            if snapshot.statistics:
+                path = files.statistics_path(snapshot.statistics)
+                if path not in skipping:
+                    statistics[path] = None
+
+    return DeletionPlan(
+        snapshot_files=tuple(manager.snapshot_path(s.snapshot_id) for s in expired),
+        manifest_lists=tuple(lists),
+        manifests=tuple(manifests),
+        index_manifests=tuple(index_manifests),
+        statistics_files=tuple(statistics),
+        data_files=tuple(data),
+        changelog_files=tuple(changelog),
+        index_files=tuple(index_files),
+        hints=((manager.earliest_hint_path, end.snapshot_id),),
+    )
+
+
+# ----------------------------------------------------------------------------- tags
+
+
+def plan_tag_deletion(
+    table: FileStoreTable, tag_names: Sequence[str], files: TableFiles | None = None
+) -> DeletionPlan:
+    """Paimon's ``TagManager.deleteTag`` + ``TagDeletion`` for several tags at once.
+
+    The tag files always go (unknown names are skipped). The files of a tagged snapshot are
+    cleaned only when its snapshot file is gone and no remaining tag names the same
+    snapshot; then the candidates are its full data files minus those of the nearest
+    remaining tag before it and of the nearest right neighbour (the earlier of the earliest
+    snapshot and the next remaining tag), minus the files deltas of snapshots in
+    (earliest, tagged] added when earliest <= tagged; its lists, manifests and index files
+    go unless those neighbours reference them. Also its changelog (kept by expiry for it).
+    """
+    files = files or TableFiles(table)
+    manager = table.tag_manager
+    snapshots = table.snapshot_manager
+    all_tags = manager.list_tags()
+    doomed = [n for n in dict.fromkeys(tag_names) if n in all_tags]
+    for name in tag_names:
+        if name not in all_tags:
+            logger.warning("Tag '%s' doesn't exist.", name)
+    remaining = [t.snapshot for n, t in all_tags.items() if n not in doomed]
+    remaining_ids = sorted({s.snapshot_id for s in remaining})
+    remaining_by_id = {s.snapshot_id: s for s in remaining}
+    tag_files = tuple(manager.tag_path(n) for n in doomed)
+
+    targets: dict[int, Snapshot] = {}
+    for name in doomed:
+        snapshot = all_tags[name].snapshot
+        sid = snapshot.snapshot_id
+        if sid in remaining_by_id or snapshots.snapshot_exists(sid):
+            continue
+        targets.setdefault(sid, snapshot)
+    plan = DeletionPlan(tag_files=tag_files)
+    if not targets:
+        return plan
+
+    earliest = snapshots.earliest_snapshot()
+    for sid, tagged in sorted(targets.items()):
+        neighbours: list[Snapshot] = []
+        i = bisect_left(remaining_ids, sid)
+        if i > 0:
+            neighbours.append(remaining_by_id[remaining_ids[i - 1]])
+        right = remaining_by_id[remaining_ids[i]] if i < len(remaining_ids) else None
+        if earliest is not None and (right is None or earliest.snapshot_id < right.snapshot_id):
+            right = earliest
+        if right is not None:
+            neighbours.append(right)
+        try:
+            plan = plan.merge(_plan_tagged_snapshot(files, tagged, neighbours, earliest))
+        except (FileNotFoundError, PaimonError) as err:
+            logger.info("Skip cleaning files of the tag of snapshot %d: %s", sid, err)
+    return plan
+
+
+def _plan_tagged_snapshot(
+    files: TableFiles,
+    tagged: Snapshot,
+    neighbours: Sequence[Snapshot],
+    earliest: Snapshot | None,
+) -> DeletionPlan:
+    mine = files.usage(tagged, strict=False)
+    kept = FileUsage()
+    for snapshot in neighbours:
+        kept = kept.union(files.usage(snapshot))
+    data = mine.data_files - kept.data_files
+    if earliest is not None and earliest.snapshot_id <= tagged.snapshot_id:
+        # Streaming readers may still read the deltas of (earliest, tagged].
+        manager = files.table.snapshot_manager
+        for sid in manager.snapshot_ids_between(earliest.snapshot_id, tagged.snapshot_id):
+            snapshot = manager.snapshot(sid)
+            for m in files.manifest_list(snapshot.delta_manifest_list):
+                for e in files.manifest(m.file_name):
+                    data -= {files.data_path(e), *files.extra_paths(e)}
+    return DeletionPlan(
+        manifest_lists=tuple(sorted(mine.manifest_lists - kept.manifest_lists)),
+        manifests=tuple(sorted(mine.manifests - kept.manifests)),
+        index_manifests=tuple(sorted(mine.index_manifests - kept.index_manifests)),
+        statistics_files=tuple(sorted(mine.statistics_files - kept.statistics_files)),
+        data_files=tuple(sorted(data)),
+        changelog_files=tuple(sorted(mine.changelog_files - kept.changelog_files)),
+        index_files=tuple(sorted(mine.index_files - kept.index_files)),
+    )

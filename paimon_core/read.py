@@ -1,0 +1,202 @@
+"""Reading splits to Arrow, with merge-on-read for primary-key tables.
+
+A data file is read with the schema it was written with (``_SCHEMA_ID``): its columns are
+matched to the table's current columns by field id, so renamed columns keep their data and
+added columns read as null. Primary-key splits are merged the ``deduplicate`` way in bulk:
+sort by key and sequence, keep the last row of every key, drop it if it is a retraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.paths import bucket_dir_name, partition_path
+from paimon_core.types import to_arrow_type
+
+if TYPE_CHECKING:
+    from paimon_core.manifest import DataFileMeta
+    from paimon_core.scan import Split
+    from paimon_core.schema import TableSchema
+    from paimon_core.table import FileStoreTable
+    from paimon_core.types import DataField
+
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+KEY_PREFIX = "_KEY_"
+_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+_ADDS = pa.array([0, 2], pa.int8())  # +I and +U survive a merge; -U and -D retract
+
+
+def data_file_path(
+    table: FileStoreTable, partition_values: Sequence, bucket: int, name: str
+) -> str:
+    """``<table>/<partition path>/bucket-<b>/<name>`` (Java's ``FileStorePathFactory``)."""
+    schema = table.schema
+    parts = [table.path.rstrip("/")]
+    if schema.partition_keys:
+        parts.append(
+            partition_path(
+                schema.partition_keys,
+                partition_values,
+                [f.type for f in schema.partition_fields],
+                table.options.partition_default_name,
+            )
+        )
+    parts += [bucket_dir_name(bucket), name]
+    return "/".join(parts)
+
+
+class TableRead:
+    """Reads splits of one table into Arrow in the table's current schema."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self.schema = table.schema
+        self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
+        options = table.options
+        if table.is_primary_key_table:
+            engine = options.merge_engine
+            if engine != "deduplicate":
+                raise UnsupportedFeature(
+                    f"Reading primary-key tables with 'merge-engine' = '{engine}' is not "
+                    "supported (only 'deduplicate')"
+                )
+        if options.deletion_vectors_enabled:
+            raise UnsupportedFeature(
+                "Reading tables with 'deletion-vectors.enabled' = 'true' is not supported"
+            )
+        self.key_ids = [self.schema.field(k).id for k in self.schema.trimmed_primary_keys]
+        self.sequence_ids = [self.schema.field(k).id for k in options.sequence_field]
+
+    # ------------------------------------------------------------------------- public
+
+    def output_fields(self, projection: Sequence[str] | None = None) -> list[DataField]:
+        fields = list(self.schema.fields)
+        if projection is None:
+            return fields
+        by_name = {f.name: f for f in fields}
+        missing = [n for n in projection if n not in by_name]
+        if missing:
+            raise InvalidArgument(f"Projected columns {missing} are not columns of the table")
+        return [by_name[n] for n in projection]
+
+    def output_schema(self, projection: Sequence[str] | None = None) -> pa.Schema:
+        return pa.schema(
+            [
+                pa.field(f.name, to_arrow_type(f.type), f.type.nullable)
+                for f in self.output_fields(projection)
+            ]
+        )
+
+    def to_arrow(
+        self, splits: Sequence[Split], projection: Sequence[str] | None = None
+    ) -> pa.Table:
+        """All rows of ``splits`` as one table with the current schema's columns (or ``projection``)."""
+        if projection is not None and not projection:
+            # No columns (COUNT(*)): read one so that the row count survives concatenation.
+            return self.to_arrow(splits, [self.schema.fields[0].name]).select([])
+        schema = self.output_schema(projection)
+        tables = [self._read_split(s, projection) for s in splits]
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
+            return schema.empty_table()
+        return pa.concat_tables(tables)
+
+    def to_arrow_batches(
+        self, splits: Sequence[Split], projection: Sequence[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of ``splits`` as record batches, one split at a time."""
+        columns = projection
+        if projection is not None and not projection:
+            columns = [self.schema.fields[0].name]
+        for split in splits:
+            table = self._read_split(split, columns)
+            if table.num_rows:
+                yield from (table if columns is projection else table.select([])).to_batches()
+
+    # ----------------------------------------------------------------------- internals
+
+    def _file_schema(self, schema_id: int) -> TableSchema:
+        schema = self._schemas.get(schema_id)
+        if schema is None:
+            schema = self._schemas[schema_id] = self.table.schema_manager.schema(schema_id)
+        return schema
+
+    def _read_split(self, split: Split, projection: Sequence[str] | None) -> pa.Table:
+        fields = self.output_fields(projection)
+        if not self.table.is_primary_key_table:
+            tables = [self._read_file(split, f, fields, ()) for f in split.files]
+            return (
+                pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
+            )
+        wanted = {f.id for f in fields}
+        by_id = {f.id: f for f in self.schema.fields}
+        extra = [by_id[i] for i in (*self.key_ids, *self.sequence_ids) if i not in wanted]
+        read_fields = [*fields, *dict.fromkeys(extra)]
+        system = (SEQUENCE_NUMBER, VALUE_KIND)
+        tables = [self._read_file(split, f, read_fields, system) for f in split.files]
+        if len(tables) == 1:
+            merged = tables[0]  # keys are unique within one file
+        else:
+            merged = self._deduplicate(pa.concat_tables(tables), by_id)
+        merged = merged.filter(pc.is_in(merged.column(VALUE_KIND), value_set=_ADDS))
+        return merged.select([f.name for f in fields])
+
+    def _deduplicate(self, data: pa.Table, by_id: dict[int, DataField]) -> pa.Table:
+        """Keep the row with the highest (sequence field, sequence number) of every key."""
+        if data.num_rows < 2:
+            return data
+        keys = [by_id[i].name for i in self.key_ids]
+        order = [(k, "ascending") for k in keys]
+        order += [(by_id[i].name, "ascending") for i in self.sequence_ids]
+        order.append((SEQUENCE_NUMBER, "ascending"))
+        data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
+        n = data.num_rows
+        last = np.zeros(n, dtype=bool)
+        last[-1] = True
+        for name in keys:
+            column = data.column(name)
+            differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
+            last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
+        return data.filter(pa.array(last))
+
+    def _read_file(
+        self,
+        split: Split,
+        meta: DataFileMeta,
+        fields: Sequence[DataField],
+        system: Sequence[str],
+    ) -> pa.Table:
+        path = meta.external_path or data_file_path(
+            self.table, split.partition_values, split.bucket, meta.file_name
+        )
+        file_fields = {f.id: f for f in self._file_schema(meta.schema_id).fields}
+        present = [file_fields[f.id].name for f in fields if f.id in file_fields]
+        with self.table.file_io.open_input(path) as source:
+            raw = pq.ParquetFile(source).read(columns=[*present, *system])
+        arrays: list[pa.ChunkedArray | pa.Array] = []
+        out: list[pa.Field] = []
+        for f in fields:
+            target = to_arrow_type(f.type)
+            old = file_fields.get(f.id)
+            if old is None:
+                column = pa.nulls(raw.num_rows, target)
+            else:
+                column = raw.column(old.name)
+                if column.type != target:
+                    column = column.cast(target)
+            arrays.append(column)
+            out.append(pa.field(f.name, target, f.type.nullable))
+        for name in system:
+            target = _SYSTEM_TYPES[name]
+            column = raw.column(name)
+            arrays.append(column if column.type == target else column.cast(target))
+            out.append(pa.field(name, target, False))
+        return pa.Table.from_arrays(arrays, schema=pa.schema(out))

@@ -1,0 +1,654 @@
+"""Table schemas: ``TableSchema``, its ``schema/schema-N`` JSON and the ``SchemaManager``.
+
+Schema files are immutable once published (no-clobber create of ``schema-N``), so the manager
+caches what it parsed. JSON is written exactly as Java's Jackson pretty printer does and read
+with Java's compatibility rules for schema versions 1 and 2.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from paimon_core.exceptions import SchemaError, TableNotExist
+from paimon_core.fileio import FileIO
+from paimon_core.snapshot import jackson_json
+from paimon_core.types import (
+    DataField,
+    DataType,
+    FieldIds,
+    data_field_from_json,
+    data_field_to_json,
+    from_arrow_type,
+    highest_field_id,
+    reassign_field_ids,
+)
+
+CURRENT_VERSION = 3
+PAIMON_07_VERSION = 1
+PAIMON_08_VERSION = 2
+SCHEMA_DIR = "schema"
+SCHEMA_PREFIX = "schema-"
+PRIMARY_KEY_OPTION = "primary-key"
+PARTITION_OPTION = "partition"
+BUCKET_OPTION = "bucket"
+BUCKET_KEY_OPTION = "bucket-key"
+# Options that fix the table's layout: Java refuses to change them once there are snapshots.
+IMMUTABLE_OPTIONS = frozenset(
+    {
+        "type",
+        "primary-key",
+        "partition",
+        "bucket-key",
+        "bucket-function.type",
+        "merge-engine",
+        "rowkind.field",
+        "sequence.snapshot-ordering",
+        "aggregation.remove-record-on-delete",
+        "partial-update.remove-record-on-delete",
+        "partial-update.remove-record-on-sequence-group",
+        "primary-key.nullable",
+        "dynamic-bucket.initial-buckets",
+        "data-file.path-directory",
+        "force-lookup",
+        "row-tracking.enabled",
+        "data-evolution.enabled",
+        "index-file-in-data-file-dir",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """One version of a table's schema (``schema/schema-<schema_id>``); ``options`` is read-only."""
+
+    schema_id: int
+    fields: tuple[DataField, ...]
+    highest_field_id: int
+    partition_keys: tuple[str, ...]
+    primary_keys: tuple[str, ...]
+    options: dict[str, str]
+    comment: str | None = None
+    time_millis: int = 0
+    version: int = CURRENT_VERSION
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> DataField:
+        """The top-level column ``name``.
+
+        Raises:
+            SchemaError: there is no such column.
+        """
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaError(f"Column '{name}' does not exist in {self.field_names}")
+
+    def fields_of(self, names: Iterable[str]) -> list[DataField]:
+        by_name = {f.name: f for f in self.fields}
+        try:
+            return [by_name[n] for n in names]
+        except KeyError as e:
+            raise SchemaError(f"Column {e} does not exist in {self.field_names}") from None
+
+    @property
+    def partition_fields(self) -> list[DataField]:
+        return self.fields_of(self.partition_keys)
+
+    @property
+    def trimmed_primary_keys(self) -> tuple[str, ...]:
+        """Primary key minus partition keys, in primary-key order (the key of data files)."""
+        partition = set(self.partition_keys)
+        return tuple(k for k in self.primary_keys if k not in partition)
+
+    @property
+    def trimmed_primary_key_fields(self) -> list[DataField]:
+        return self.fields_of(self.trimmed_primary_keys)
+
+    @property
+    def bucket_keys(self) -> tuple[str, ...]:
+        """The ``bucket-key`` option's columns, else the trimmed primary key."""
+        keys = _split_keys(self.options.get(BUCKET_KEY_OPTION))
+        return keys if keys else self.trimmed_primary_keys
+
+    @property
+    def bucket_key_fields(self) -> list[DataField]:
+        return self.fields_of(self.bucket_keys)
+
+    @property
+    def num_buckets(self) -> int:
+        return int(self.options.get(BUCKET_OPTION, "-1"))
+
+    @property
+    def row_type(self) -> DataType:
+        return DataType("ROW", False, fields=self.fields)
+
+    @property
+    def cross_partition_update(self) -> bool:
+        """A primary key that misses a partition column: keys move between partitions."""
+        return bool(self.primary_keys) and not set(self.partition_keys) <= set(self.primary_keys)
+
+
+def _split_keys(value: str | None) -> tuple[str, ...]:
+    if value is None or not value.strip():
+        return ()
+    return tuple(k.strip() for k in value.split(",") if k.strip())
+
+
+# ---------------------------------------------------------------------------------- JSON
+
+
+def schema_to_dict(s: TableSchema) -> dict[str, Any]:
+    """The schema file's JSON object, keys in Java's order (``comment`` only when set)."""
+    out: dict[str, Any] = {
+        "version": s.version,
+        "id": s.schema_id,
+        "fields": [data_field_to_json(f) for f in s.fields],
+        "highestFieldId": s.highest_field_id,
+        "partitionKeys": list(s.partition_keys),
+        "primaryKeys": list(s.primary_keys),
+        "options": dict(s.options),
+    }
+    if s.comment is not None:
+        out["comment"] = s.comment
+    out["timeMillis"] = s.time_millis
+    return out
+
+
+def schema_to_json(s: TableSchema) -> str:
+    """The content of ``schema/schema-N`` as Java writes it (Jackson's pretty printer)."""
+    return jackson_json(schema_to_dict(s))
+
+
+def _json_text(value: Any) -> str:
+    """Jackson's ``asText()``: options and keys are strings even when written as numbers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def schema_from_dict(data: Mapping[str, Any]) -> TableSchema:
+    """A schema from its parsed JSON object, with Java's defaults for old versions.
+
+    Raises:
+        SchemaError: required keys are missing or malformed.
+    """
+    if (
+        not isinstance(data, Mapping)
+        or "id" not in data
+        or not isinstance(data.get("fields"), list)
+    ):
+        raise SchemaError("Schema JSON needs at least 'id' and 'fields'")
+    try:
+        version = int(data.get("version", PAIMON_07_VERSION))
+        ids = FieldIds()
+        fields = tuple(data_field_from_json(f, ids) for f in data["fields"])
+        options = {str(k): _json_text(v) for k, v in (data.get("options") or {}).items()}
+        if version <= PAIMON_07_VERSION and BUCKET_OPTION not in options:
+            options[BUCKET_OPTION] = "1"
+        if version <= PAIMON_08_VERSION and "file.format" not in options:
+            options["file.format"] = "orc"
+        highest = data.get("highestFieldId")
+        comment = data.get("comment")
+        return TableSchema(
+            schema_id=int(data["id"]),
+            fields=fields,
+            highest_field_id=highest_field_id(fields) if highest is None else int(highest),
+            partition_keys=tuple(_json_text(k) for k in data.get("partitionKeys") or ()),
+            primary_keys=tuple(_json_text(k) for k in data.get("primaryKeys") or ()),
+            options=options,
+            comment=None if comment is None else _json_text(comment),
+            time_millis=int(data.get("timeMillis") or 0),
+            version=version,
+        )
+    except (TypeError, ValueError, AttributeError) as e:
+        raise SchemaError(f"Malformed schema JSON: {e}") from e
+
+
+def schema_from_json(text: str | bytes) -> TableSchema:
+    """Parse a ``schema-N`` file (Java, pypaimon or ours).
+
+    Raises:
+        SchemaError: the text is not a schema.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SchemaError(f"Schema file is not JSON: {e}") from e
+    return schema_from_dict(data)
+
+
+# ------------------------------------------------------------------------------ creation
+
+
+FieldSpec = DataField | tuple[str, DataType] | tuple[str, DataType, str | None]
+
+
+def _as_field(spec: FieldSpec) -> DataField:
+    if isinstance(spec, DataField):
+        return spec
+    name, data_type, *rest = spec
+    return DataField(-1, name, data_type, rest[0] if rest else None)
+
+
+def _duplicates(names: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    dups: set[str] = set()
+    for n in names:
+        (dups if n in seen else seen).add(n)
+    return sorted(dups)
+
+
+def _keys_from_option(
+    keys: Sequence[str], options: dict[str, str], option: str, what: str
+) -> tuple[str, ...]:
+    if option in options:
+        if keys:
+            raise SchemaError(f"Cannot define {what} on DDL and table options at the same time.")
+        return _split_keys(options.pop(option))
+    return tuple(keys)
+
+
+def new_table_schema(
+    fields: Sequence[FieldSpec],
+    partition_keys: Sequence[str] = (),
+    primary_keys: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+    comment: str | None = None,
+    schema_id: int = 0,
+) -> TableSchema:
+    """A new table's schema as Java's ``Schema`` + ``TableSchema.create`` build it.
+
+    Field ids are assigned from 0 (a column, then its nested fields), primary-key columns
+    become NOT NULL, and ``primary-key``/``partition`` options turn into keys.
+
+    Raises:
+        SchemaError: duplicate or unknown columns, or an invalid bucket layout.
+    """
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    pks = _keys_from_option(primary_keys, opts, PRIMARY_KEY_OPTION, "primary key")
+    parts = _keys_from_option(partition_keys, opts, PARTITION_OPTION, "partition")
+    ids = FieldIds()
+    new_fields: list[DataField] = []
+    for spec in fields:
+        f = _as_field(spec)
+        field_id = ids.next()
+        data_type = reassign_field_ids(f.type, ids)
+        if f.name in pks:
+            data_type = data_type.copy(False)
+        new_fields.append(DataField(field_id, f.name, data_type, f.description, f.default_value))
+    schema = TableSchema(
+        schema_id=schema_id,
+        fields=tuple(new_fields),
+        highest_field_id=highest_field_id(new_fields),
+        partition_keys=parts,
+        primary_keys=pks,
+        options=opts,
+        comment=comment,
+        time_millis=int(time.time() * 1000),
+    )
+    validate_schema(schema)
+    return schema
+
+
+def validate_schema(s: TableSchema) -> None:
+    """Java's structural checks (``Schema.normalizeFields``, ``SchemaValidation``).
+
+    Raises:
+        SchemaError: the schema is one Java would reject.
+    """
+    names = s.field_names
+    if not names:
+        raise SchemaError("Table must have at least one column")
+    for what, keys in (
+        ("Table column", names),
+        ("Partition key constraint", s.partition_keys),
+        ("Primary key constraint", s.primary_keys),
+    ):
+        dups = _duplicates(keys)
+        if dups:
+            raise SchemaError(
+                f"{what} {list(keys)} must not contain duplicate columns. Found: {dups}"
+            )
+    missing = [k for k in s.partition_keys if k not in names]
+    if missing:
+        raise SchemaError(f"Table column {names} should include all partition fields {missing}")
+    missing = [k for k in s.primary_keys if k not in names]
+    if missing:
+        raise SchemaError(
+            f"Table column {names} should include all primary key constraint {missing}"
+        )
+    if s.primary_keys and not s.trimmed_primary_keys:
+        raise SchemaError(
+            f"Primary key constraint {list(s.primary_keys)} should not be same with partition "
+            f"fields {list(s.partition_keys)}, this will result in only one record in a partition"
+        )
+    try:
+        bucket = s.num_buckets
+    except ValueError:
+        raise SchemaError(
+            f"Option 'bucket' must be an integer: {s.options[BUCKET_OPTION]!r}"
+        ) from None
+    bucket_keys = _split_keys(s.options.get(BUCKET_KEY_OPTION))
+    if bucket_keys:
+        if bucket == -1:
+            raise SchemaError(
+                "Cannot define 'bucket-key' with bucket = -1, please remove the 'bucket-key' "
+                "setting or specify a bucket number."
+            )
+        if any(k not in names for k in bucket_keys):
+            raise SchemaError(
+                f"Field names {names} should contains all bucket keys {list(bucket_keys)}."
+            )
+        if any(k in s.partition_keys for k in bucket_keys):
+            raise SchemaError(
+                f"Bucket keys {list(bucket_keys)} should not in partition keys {list(s.partition_keys)}."
+            )
+        if s.primary_keys and any(k not in s.primary_keys for k in bucket_keys):
+            raise SchemaError(
+                f"Primary keys {list(s.primary_keys)} should contains all bucket keys {list(bucket_keys)}."
+            )
+    if bucket == 0 or bucket < -2 or (bucket == -2 and not s.primary_keys):
+        raise SchemaError("The number of buckets needs to be greater than 0.")
+    if bucket > 0 and not s.primary_keys and not bucket_keys:
+        raise SchemaError("You should define a 'bucket-key' for bucketed append mode.")
+    if bucket > 0 and s.cross_partition_update:
+        raise SchemaError(
+            "You should use dynamic bucket (bucket = -1) mode in cross partition update case "
+            f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
+            f"{list(s.partition_keys)})."
+        )
+
+
+def schema_from_arrow(
+    pa_schema: pa.Schema,
+    partition_keys: Sequence[str] = (),
+    primary_keys: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """A new table's schema from an Arrow schema (field nullability kept, ids from 0).
+
+    Raises:
+        SchemaError: an Arrow type has no Paimon equivalent, or the keys are invalid.
+    """
+    fields = []
+    for f in pa_schema:
+        description = None
+        if f.metadata and b"description" in f.metadata:
+            description = f.metadata[b"description"].decode()
+        fields.append(DataField(-1, f.name, from_arrow_type(f.type, f.nullable), description))
+    return new_table_schema(fields, partition_keys, primary_keys, options, comment)
+
+
+# ------------------------------------------------------------------------- schema changes
+
+
+@dataclass(frozen=True, slots=True)
+class SetOption:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveOption:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateComment:
+    comment: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AddColumn:
+    """A new nullable top-level column: last, first, or right after ``after``."""
+
+    name: str
+    type: DataType
+    description: str | None = None
+    first: bool = False
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RenameColumn:
+    name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateColumnComment:
+    name: str
+    comment: str | None
+
+
+SchemaChange = (
+    SetOption
+    | RemoveOption
+    | UpdateComment
+    | AddColumn
+    | RenameColumn
+    | DropColumn
+    | UpdateColumnComment
+)
+
+
+def _index_of(fields: list[DataField], name: str) -> int:
+    for i, f in enumerate(fields):
+        if f.name == name:
+            return i
+    raise SchemaError(f"Column '{name}' does not exist")
+
+
+def _check_option_change(options: Mapping[str, str], key: str, value: str | None) -> None:
+    """Java's ``checkAlterTableOption``/``checkResetTableOption`` (table has snapshots)."""
+    if key in IMMUTABLE_OPTIONS:
+        raise SchemaError(f"Change '{key}' is not supported yet.")
+    if key == BUCKET_OPTION:
+        if value is None:
+            raise SchemaError("Cannot reset bucket.")
+        if int(options.get(BUCKET_OPTION, "-1")) == -1:
+            raise SchemaError("Cannot change bucket when it is -1.")
+        if int(value) == -1:
+            raise SchemaError("Cannot change bucket to -1.")
+
+
+def apply_changes(
+    old: TableSchema, changes: Iterable[SchemaChange], has_snapshots: bool = False
+) -> TableSchema:
+    """The next schema (id + 1) after ``changes``, as Java's ``generateTableSchema``.
+
+    Raises:
+        SchemaError: a change Java would refuse (unknown column, key column, option lock).
+    """
+    options = dict(old.options)
+    fields = list(old.fields)
+    comment = old.comment
+    primary_keys = list(old.primary_keys)
+    ids = FieldIds(old.highest_field_id)
+    renames: dict[str, str] = {}
+    for change in changes:
+        if isinstance(change, SetOption):
+            if has_snapshots and options.get(change.key) != change.value:
+                _check_option_change(old.options, change.key, change.value)
+            options[change.key] = str(change.value)
+        elif isinstance(change, RemoveOption):
+            if has_snapshots:
+                _check_option_change(old.options, change.key, None)
+            options.pop(change.key, None)
+        elif isinstance(change, UpdateComment):
+            comment = change.comment
+        elif isinstance(change, AddColumn):
+            if not change.type.nullable:
+                raise SchemaError(f"Column {change.name} cannot specify NOT NULL in the table.")
+            if any(f.name == change.name for f in fields):
+                raise SchemaError(f"Column '{change.name}' already exists")
+            field_id = ids.next()
+            added = DataField(
+                field_id, change.name, reassign_field_ids(change.type, ids), change.description
+            )
+            if change.first:
+                fields.insert(0, added)
+            elif change.after is not None:
+                fields.insert(_index_of(fields, change.after) + 1, added)
+            elif options.get("add-column-before-partition") == "true" and old.partition_keys:
+                first_partition = next(
+                    (i for i, f in enumerate(fields) if f.name in old.partition_keys), len(fields)
+                )
+                fields.insert(first_partition, added)
+            else:
+                fields.append(added)
+        elif isinstance(change, RenameColumn):
+            if change.name in old.partition_keys:
+                raise SchemaError(f"Cannot rename partition column: [{change.name}]")
+            i = _index_of(fields, change.name)
+            if any(f.name == change.new_name for f in fields):
+                raise SchemaError(f"Column '{change.new_name}' already exists")
+            fields[i] = replace(fields[i], name=change.new_name)
+            renames[change.name] = change.new_name
+            primary_keys = [renames.get(k, k) for k in primary_keys]
+        elif isinstance(change, DropColumn):
+            if change.name in old.partition_keys or change.name in old.primary_keys:
+                raise SchemaError(f"Cannot drop partition key or primary key: [{change.name}]")
+            del fields[_index_of(fields, change.name)]
+            if not fields:
+                raise SchemaError("Cannot drop all fields in table")
+        elif isinstance(change, UpdateColumnComment):
+            i = _index_of(fields, change.name)
+            fields[i] = replace(fields[i], description=change.comment)
+        else:
+            raise SchemaError(f"Unsupported schema change: {change!r}")
+    for option in (BUCKET_KEY_OPTION, "sequence.field"):
+        columns = _split_keys(options.get(option))
+        if renames and columns:
+            options[option] = ",".join(renames.get(k, k) for k in columns)
+    new = TableSchema(
+        schema_id=old.schema_id + 1,
+        fields=tuple(fields),
+        highest_field_id=ids.value,
+        partition_keys=old.partition_keys,
+        primary_keys=tuple(primary_keys),
+        options=options,
+        comment=comment,
+        time_millis=int(time.time() * 1000),
+    )
+    validate_schema(new)
+    return new
+
+
+# -------------------------------------------------------------------------------- manager
+
+
+class SchemaManager:
+    """Lists, reads and publishes the ``schema/schema-N`` files of one table (or branch root)."""
+
+    _cache_lock = threading.Lock()
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.table_path = table_path.rstrip("/")
+        self.schema_dir = f"{self.table_path}/{SCHEMA_DIR}"
+        self._cache: dict[int, TableSchema] = {}
+
+    def schema_path(self, schema_id: int) -> str:
+        return f"{self.schema_dir}/{SCHEMA_PREFIX}{schema_id}"
+
+    def list_ids(self) -> list[int]:
+        """Ids of the published schema files, ascending (other names are ignored)."""
+        ids = []
+        for name in self.file_io.list_names(self.schema_dir):
+            suffix = name[len(SCHEMA_PREFIX) :]
+            if name.startswith(SCHEMA_PREFIX) and suffix.isdigit() and suffix.isascii():
+                ids.append(int(suffix))
+        return sorted(ids)
+
+    def latest(self) -> TableSchema | None:
+        """The schema with the highest id, None when the table has none."""
+        ids = self.list_ids()
+        return self.schema(ids[-1]) if ids else None
+
+    def schema(self, schema_id: int) -> TableSchema:
+        """Schema ``schema_id`` (cached: a published schema file never changes).
+
+        Raises:
+            SchemaError: it does not exist or cannot be parsed.
+        """
+        cached = self._cache.get(schema_id)
+        if cached is not None:
+            return cached
+        try:
+            text = self.file_io.read_bytes(self.schema_path(schema_id))
+        except FileNotFoundError:
+            raise SchemaError(f"Schema {schema_id} does not exist in {self.schema_dir}") from None
+        schema = schema_from_json(text)
+        with self._cache_lock:
+            self._cache[schema_id] = schema
+        return schema
+
+    def schema_exists(self, schema_id: int) -> bool:
+        return schema_id in self._cache or self.file_io.exists(self.schema_path(schema_id))
+
+    def list_all(self) -> list[TableSchema]:
+        return [self.schema(i) for i in self.list_ids()]
+
+    def commit(self, schema: TableSchema) -> bool:
+        """Publish ``schema-<id>`` unless it exists (False then): the atomic step of DDL."""
+        validate_schema(schema)
+        published = self.file_io.write_no_clobber(
+            self.schema_path(schema.schema_id), schema_to_json(schema).encode("utf-8")
+        )
+        if published:
+            with self._cache_lock:
+                self._cache[schema.schema_id] = schema
+        return published
+
+    def _has_snapshots(self) -> bool:
+        return any(
+            n.startswith("snapshot-")
+            for n in self.file_io.list_names(f"{self.table_path}/snapshot")
+        )
+
+    def commit_changes(self, *changes: SchemaChange | Iterable[SchemaChange]) -> TableSchema:
+        """Apply ``changes`` to the latest schema and publish it as the next id.
+
+        Retries on the latest schema when another writer published that id first.
+
+        Raises:
+            TableNotExist: the table has no schema.
+            SchemaError: a change is invalid.
+        """
+        flat: list[SchemaChange] = []
+        for c in changes:
+            if isinstance(c, Iterable) and not isinstance(c, str | bytes):
+                flat.extend(c)
+            else:
+                flat.append(c)  # type: ignore[arg-type]
+        has_snapshots: bool | None = None
+        while True:
+            old = self.latest()
+            if old is None:
+                raise TableNotExist(f"Table {self.table_path} does not exist")
+            if has_snapshots is None:
+                has_snapshots = self._has_snapshots()
+            new = apply_changes(old, flat, has_snapshots)
+            if self.commit(new):
+                return new

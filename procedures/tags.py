@@ -1,0 +1,150 @@
+"""Tag procedures: ``create_tag``, ``create_tag_from_timestamp``, ``delete_tag``,
+``rename_tag``, ``replace_tag``, ``expire_tags`` (Paimon Spark's parameters and results).
+
+As in Paimon's Spark procedures, ``time_retained`` is only what the call gives: the table's
+``tag.default-time-retained`` is not applied (``CreateOrReplaceTagBaseProcedure``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from paimon_core import tag_management
+from paimon_core.options import parse_duration
+from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
+
+RESULT = (Column("result", "BOOLEAN"),)
+_TAG_PARAMETERS = (
+    Parameter("table", "STRING", required=True),
+    Parameter("tag", "STRING", required=True),
+    Parameter("snapshot", "BIGINT"),
+    Parameter("time_retained", "STRING"),
+)
+
+
+def _duration(text: str | None) -> timedelta | None:
+    return None if text is None else parse_duration(text)
+
+
+def _tag_name(ctx: CallContext, name: str | None, argument: str = "tag") -> str:
+    if name is None:
+        raise ctx.fail(f"Argument {argument} must not be NULL.")
+    return name
+
+
+def _create_tag(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    tag = _tag_name(ctx, args["tag"])
+    retained = _duration(args["time_retained"])
+    table = ctx.table(args["table"])
+    tag_management.create_tag(
+        table,
+        tag,
+        snapshot_id=args["snapshot"],
+        time_retained=retained,
+        default_retention=False,
+    )
+    return ProcedureResult(RESULT, [(True,)])
+
+
+def _replace_tag(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    tag = _tag_name(ctx, args["tag"])
+    retained = _duration(args["time_retained"])
+    table = ctx.table(args["table"])
+    tag_management.replace_tag(table, tag, snapshot_id=args["snapshot"], time_retained=retained)
+    return ProcedureResult(RESULT, [(True,)])
+
+
+FROM_TIMESTAMP_OUTPUT = (
+    Column("tagName", "STRING"),
+    Column("snapshot", "BIGINT"),
+    Column("commit_time", "BIGINT"),
+    Column("watermark", "STRING"),
+)
+
+
+def _create_tag_from_timestamp(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    tag = _tag_name(ctx, args["tag"])
+    timestamp = args["timestamp"]
+    if timestamp is None:
+        # Paimon declares it optional but reads it unconditionally; a missing value is an error.
+        raise ctx.fail("Argument timestamp (epoch milliseconds) must be given.")
+    retained = _duration(args["time_retained"])
+    table = ctx.table(args["table"])
+    snapshot = tag_management.create_tag_from_timestamp(
+        table, tag, timestamp, time_retained=retained, default_retention=False
+    ).snapshot
+    watermark = "null" if snapshot.watermark is None else str(snapshot.watermark)  # String.valueOf
+    row = (tag, snapshot.snapshot_id, snapshot.time_millis, watermark)
+    return ProcedureResult(FROM_TIMESTAMP_OUTPUT, [row])
+
+
+def _delete_tag(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    names = _tag_name(ctx, args["tag"])
+    table = ctx.table(args["table"])
+    tag_management.delete_tags(table, names)
+    return ProcedureResult(RESULT, [(True,)])
+
+
+def _rename_tag(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    old = _tag_name(ctx, args["tag"])
+    new = _tag_name(ctx, args["target_tag"], "target_tag")
+    table = ctx.table(args["table"])
+    tag_management.rename_tag(table, old, new)
+    return ProcedureResult(RESULT, [(True,)])
+
+
+EXPIRE_TAGS_OUTPUT = (Column("expired_tags", "STRING", nullable=False),)
+NO_EXPIRED_TAGS = "No expired tags."
+
+
+def _expire_tags(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    older_than = args["older_than"]
+    millis = None if older_than is None else ctx.timestamp_millis(older_than, "older_than")
+    table = ctx.table(args["table"])
+    expired = tag_management.expire_tags(table, older_than_millis=millis)
+    rows = [(name,) for name in expired] or [(NO_EXPIRED_TAGS,)]
+    return ProcedureResult(EXPIRE_TAGS_OUTPUT, rows)
+
+
+TAG_PROCEDURES = (
+    Procedure("create_tag", _TAG_PARAMETERS, RESULT, _create_tag, "Tag a snapshot."),
+    Procedure("replace_tag", _TAG_PARAMETERS, RESULT, _replace_tag, "Point a tag elsewhere."),
+    Procedure(
+        "create_tag_from_timestamp",
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("tag", "STRING", required=True),
+            Parameter("timestamp", "BIGINT"),
+            Parameter("time_retained", "STRING"),
+        ),
+        FROM_TIMESTAMP_OUTPUT,
+        _create_tag_from_timestamp,
+        "Tag the first snapshot committed at or after an epoch-millis time.",
+    ),
+    Procedure(
+        "delete_tag",
+        (Parameter("table", "STRING", required=True), Parameter("tag", "STRING", required=True)),
+        RESULT,
+        _delete_tag,
+        "Delete tags (comma-separated names); missing ones are ignored.",
+    ),
+    Procedure(
+        "rename_tag",
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("tag", "STRING", required=True),
+            Parameter("target_tag", "STRING", required=True),
+        ),
+        RESULT,
+        _rename_tag,
+        "Rename a tag.",
+    ),
+    Procedure(
+        "expire_tags",
+        (Parameter("table", "STRING", required=True), Parameter("older_than", "STRING")),
+        EXPIRE_TAGS_OUTPUT,
+        _expire_tags,
+        "Delete tags whose retention has passed, or created before older_than.",
+    ),
+)

@@ -1,0 +1,192 @@
+"""Reading splits: schema evolution by field id, merge-on-read, pypaimon-written tables."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.commit_message import CommitMessage
+from paimon_core.exceptions import UnsupportedFeature
+from paimon_core.schema import DropColumn, RenameColumn
+from paimon_core.table import FileStoreTable
+
+SCHEMA = pa.schema(
+    [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
+)
+
+
+def _table(
+    warehouse: str, name: str = "t", schema: pa.Schema = SCHEMA, **kw: Any
+) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog.create_table(f"db.{name}", schema, **kw)
+
+
+def _batch(ks: list[int], tag: str = "v", dt: str = "a") -> pa.Table:
+    return pa.table({"k": ks, "v": [f"{tag}{k}" for k in ks], "dt": [dt] * len(ks)}, schema=SCHEMA)
+
+
+def _sorted(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda r: (r["dt"], r["k"]))
+
+
+def _pypaimon(warehouse: str) -> Any:
+    from pypaimon import CatalogFactory
+
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    catalog.create_database("db", True)
+    return catalog
+
+
+def _pypaimon_write(catalog: Any, name: str, data: pa.Table) -> None:
+    builder = catalog.get_table(name).new_batch_write_builder()
+    write = builder.new_write()
+    write.write_arrow(data)
+    commit = builder.new_commit()
+    commit.commit(write.prepare_commit())
+    write.close()
+    commit.close()
+
+
+def _pypaimon_read(catalog: Any, name: str) -> pa.Table:
+    builder = catalog.get_table(name).new_read_builder()
+    return builder.new_read().to_arrow(builder.new_scan().plan().splits())
+
+
+def test_reads_a_pypaimon_table_after_add_column_exactly(warehouse: str) -> None:
+    from pypaimon import Schema
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    catalog = _pypaimon(warehouse)
+    plain = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+    catalog.create_table("db.app", Schema.from_pyarrow_schema(plain, partition_keys=["dt"]), False)
+    _pypaimon_write(
+        catalog,
+        "db.app",
+        pa.table({"id": [1, 2], "name": ["a", "b"], "dt": ["d1", "d2"]}, schema=plain),
+    )
+    catalog.alter_table("db.app", [SchemaChange.add_column("score", AtomicType("DOUBLE"))], False)
+    wider = pa.schema([*plain, ("score", pa.float64())])
+    _pypaimon_write(
+        catalog,
+        "db.app",
+        pa.table({"id": [3], "name": ["c"], "dt": ["d1"], "score": [0.5]}, schema=wider),
+    )
+
+    ours = FileStoreTable.load(os.path.join(warehouse, "db.db", "app"))
+    got = ours.to_arrow()
+    assert got.column_names == ["id", "name", "dt", "score"]
+    assert got.schema.field("score").type == pa.float64()
+    key = lambda r: r["id"]  # noqa: E731
+    assert sorted(got.to_pylist(), key=key) == sorted(
+        _pypaimon_read(catalog, "db.app").to_pylist(), key=key
+    )
+    assert sorted(got.to_pylist(), key=key)[0] == {"id": 1, "name": "a", "dt": "d1", "score": None}
+
+
+def test_renamed_and_dropped_columns_follow_field_ids(warehouse: str) -> None:
+    table = _table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    table.schema_manager.commit_changes(RenameColumn("v", "value"))
+    table.schema_manager.commit_changes(DropColumn("dt"))
+    evolved = FileStoreTable.load(table.path)
+    got = evolved.to_arrow()
+    assert got.column_names == ["k", "value"]
+    assert sorted(got.to_pylist(), key=lambda r: r["k"]) == [
+        {"k": 1, "value": "v1"},
+        {"k": 2, "value": "v2"},
+    ]
+
+
+def test_merge_on_read_dedups_and_drops_retractions(warehouse: str) -> None:
+    table = _table(
+        warehouse, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": "2"}
+    )
+    table.write_arrow(_batch([1, 2, 3, 4, 5]))
+    table.write_arrow(_batch([2, 3], "u"), row_kinds=pa.array([1, 2], pa.int8()))
+    table.write_arrow(_batch([5, 6], "x"), row_kinds=pa.array([3, 0], pa.int8()))
+    table.write_arrow(_batch([1], "again", "b"))
+    expected = [
+        {"k": 1, "v": "v1", "dt": "a"},
+        {"k": 3, "v": "u3", "dt": "a"},
+        {"k": 4, "v": "v4", "dt": "a"},
+        {"k": 6, "v": "x6", "dt": "a"},
+        {"k": 1, "v": "again1", "dt": "b"},
+    ]
+    splits = table.new_scan().plan()
+    read = table.new_read()
+    assert _sorted(read.to_arrow(splits)) == expected
+    batches = list(read.to_arrow_batches(splits))
+    assert _sorted(pa.Table.from_batches(batches)) == expected
+    assert read.to_arrow(splits, projection=[]).num_rows == len(expected)
+    assert sum(b.num_rows for b in read.to_arrow_batches(splits, projection=[])) == len(expected)
+    projected = read.to_arrow(splits, projection=["v"])
+    assert projected.column_names == ["v"]
+    assert sorted(projected.column("v").to_pylist()) == sorted(r["v"] for r in expected)
+
+
+def test_reads_pypaimon_pk_tables_like_pypaimon(warehouse: str) -> None:
+    from pypaimon import Schema
+
+    catalog = _pypaimon(warehouse)
+    for name, bucket in (("db.fixed", "2"), ("db.dyn", "-1")):
+        schema = Schema.from_pyarrow_schema(
+            SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": bucket}
+        )
+        catalog.create_table(name, schema, False)
+        _pypaimon_write(catalog, name, _batch([1, 2, 3]))
+        _pypaimon_write(catalog, name, _batch([2, 4], "b"))
+        _pypaimon_write(catalog, name, _batch([1, 4, 5], "c"))
+        ours = FileStoreTable.load(os.path.join(warehouse, "db.db", name.split(".")[1]))
+        assert _sorted(ours.to_arrow()) == _sorted(_pypaimon_read(catalog, name))
+        assert [r["v"] for r in _sorted(ours.to_arrow())] == ["c1", "b2", "v3", "c4", "c5"]
+
+
+def test_sequence_field_decides_between_versions(warehouse: str) -> None:
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("ts", pa.int64())])
+    table = _table(
+        warehouse,
+        schema=schema,
+        primary_keys=["k"],
+        options={"bucket": "1", "sequence.field": "ts"},
+    )
+    table.write_arrow(pa.table({"k": [1, 2], "v": ["new", "a"], "ts": [5, 1]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1, 2], "v": ["stale", "b"], "ts": [3, 2]}, schema=schema))
+    assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [(1, "new"), (2, "b")]
+
+
+def test_files_of_higher_levels_are_read(warehouse: str) -> None:
+    table = _table(warehouse, primary_keys=["k"], options={"bucket": "1"})
+    write = table.new_write()
+    write.write_arrow(_batch([1, 2]))
+    (message,) = write.prepare_commit()
+    leveled = [dataclasses.replace(f, level=5) for f in message.new_files]
+    table.new_commit().commit([CommitMessage(message.partition, 0, 1, new_files=tuple(leveled))])
+    table.write_arrow(_batch([2], "new"))
+    assert {f.level for s in table.new_scan().plan() for f in s.files} == {0, 5}
+    assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [
+        (1, "v1"),
+        (2, "new2"),
+    ]
+
+
+def test_unsupported_merge_engines_are_named(warehouse: str) -> None:
+    table = _table(
+        warehouse, primary_keys=["k"], options={"bucket": "1", "merge-engine": "partial-update"}
+    )
+    with pytest.raises(UnsupportedFeature, match="'merge-engine' = 'partial-update'"):
+        table.new_read()
+
+
+def test_empty_read_has_the_table_schema(warehouse: str) -> None:
+    table = _table(warehouse)
+    got = table.new_read().to_arrow([])
+    assert got.num_rows == 0 and got.column_names == ["k", "v", "dt"]
+    assert not got.schema.field("k").nullable
