@@ -53,7 +53,11 @@ def pypaimon_write(
             options=create.get("options"),
         )
         catalog.create_table(identifier, schema, False)
-    table = catalog.get_table(identifier)
+    pypaimon_commit(catalog.get_table(identifier), data, overwrite=overwrite)
+
+
+def pypaimon_commit(table: Any, data: pa.Table, *, overwrite: dict[str, str] | None = None) -> None:
+    """One batch write + commit of ``data`` to a pypaimon table object."""
     builder = table.new_batch_write_builder()
     if overwrite is not None:
         builder = builder.overwrite(overwrite)

@@ -23,6 +23,7 @@ from paimon_core.dynamic_bucket import (
 from paimon_core.exceptions import MetadataFormatError
 from paimon_core.table import FileStoreTable
 from paimon_core.types import BIGINT
+from tests.interop.helpers import pypaimon_commit
 
 SCHEMA = pa.schema(
     [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
@@ -173,13 +174,7 @@ def test_pypaimon_and_we_share_the_index(warehouse: str) -> None:
     catalog.create_table("db.t", schema, False)
 
     def pypaimon_write(data: pa.Table) -> None:
-        builder = catalog.get_table("db.t").new_batch_write_builder()
-        write = builder.new_write()
-        write.write_arrow(data)
-        commit = builder.new_commit()
-        commit.commit(write.prepare_commit())
-        write.close()
-        commit.close()
+        pypaimon_commit(catalog.get_table("db.t"), data)
 
     def pypaimon_rows() -> list[tuple]:
         builder = catalog.get_table("db.t").new_read_builder()

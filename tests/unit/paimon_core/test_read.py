@@ -14,6 +14,7 @@ from paimon_core.commit_message import CommitMessage
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.schema import DropColumn, RenameColumn
 from paimon_core.table import FileStoreTable
+from tests.interop.helpers import pypaimon_commit
 
 SCHEMA = pa.schema(
     [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
@@ -45,13 +46,7 @@ def _pypaimon(warehouse: str) -> Any:
 
 
 def _pypaimon_write(catalog: Any, name: str, data: pa.Table) -> None:
-    builder = catalog.get_table(name).new_batch_write_builder()
-    write = builder.new_write()
-    write.write_arrow(data)
-    commit = builder.new_commit()
-    commit.commit(write.prepare_commit())
-    write.close()
-    commit.close()
+    pypaimon_commit(catalog.get_table(name), data)
 
 
 def _pypaimon_read(catalog: Any, name: str) -> pa.Table:

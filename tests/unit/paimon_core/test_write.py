@@ -18,6 +18,7 @@ from paimon_core.manifest import EMPTY_ROW, EMPTY_STATS
 from paimon_core.stats import decode_stats
 from paimon_core.table import FileStoreTable
 from paimon_core.types import BIGINT, STRING
+from tests.interop.helpers import pypaimon_commit
 
 SCHEMA = pa.schema(
     [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
@@ -181,16 +182,6 @@ def _pypaimon_catalog(warehouse: str) -> Any:
     return catalog
 
 
-def _pypaimon_write(table: Any, data: pa.Table) -> None:
-    builder = table.new_batch_write_builder()
-    write = builder.new_write()
-    write.write_arrow(data)
-    commit = builder.new_commit()
-    commit.commit(write.prepare_commit())
-    write.close()
-    commit.close()
-
-
 def _pypaimon_rows(table: Any) -> list[dict]:
     builder = table.new_read_builder()
     rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
@@ -213,7 +204,7 @@ def test_fixed_buckets_equal_pypaimon_buckets(tmp_path: Path) -> None:
         ),
         False,
     )
-    _pypaimon_write(catalog.get_table("db.t"), data)
+    pypaimon_commit(catalog.get_table("db.t"), data)
     ours = _pk(ours_wh, "t", bucket="4")
     ours.write_arrow(data)
 
@@ -253,7 +244,7 @@ def test_we_continue_sequences_of_a_pypaimon_table(warehouse: str) -> None:
         ),
         False,
     )
-    _pypaimon_write(catalog.get_table("db.t"), _batch([1, 2], "x"))
+    pypaimon_commit(catalog.get_table("db.t"), _batch([1, 2], "x"))
     ours = FileStoreTable.load(os.path.join(warehouse, "db.db", "t"))
     ours.write_arrow(_batch([1], "x", "new"))
     entries = ours.new_scan().read_entries(ours.latest_snapshot())
