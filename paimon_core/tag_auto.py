@@ -261,6 +261,7 @@ def run_tag_auto_creation(table: FileStoreTable, *, now: datetime | None = None)
                 name,
                 snapshot_id=snapshot.snapshot_id,
                 ignore_if_exists=True,
+                allow_numeric=True,
                 now=now or clock(),
             )
             next_tag = handler.next_tag_time(this_tag)
@@ -312,7 +313,9 @@ def create_batch_tag(table: FileStoreTable, *, now: datetime | None = None) -> s
     try:
         if table.tag_manager.tag_exists(name):
             _delete_tags(table, [name])
-        create_tag(table, name, snapshot_id=snapshot.snapshot_id, now=now or clock())
+        create_tag(
+            table, name, snapshot_id=snapshot.snapshot_id, allow_numeric=True, now=now or clock()
+        )
     except Exception:
         logger.warning(
             "Failed to create tag '%s' from %d", name, snapshot.snapshot_id, exc_info=True

@@ -5,8 +5,10 @@ Spark procedures built on them (paimon-sql-surface.md §1.3, §5.4). Deliberate 
 
 * every argument is checked before anything is written, so a failing call changes nothing
   (Paimon's ``delete_tag('a,,b')`` deletes ``a`` before rejecting the blank name);
-* tag names must also be safe file names (``validate_tag_name``); numeric names stay allowed,
-  as in Paimon since PR #2566 (the tag proposal forbade them; auto tags like ``20240101`` need them);
+* tag names must also be safe file names (``validate_tag_name``); a user cannot create a purely
+  numeric name (the tag proposal's rule: ``VERSION AS OF '5'`` would be ambiguous), while
+  automatic tags (``20240101``) and numeric tags other writers made stay usable, as Paimon
+  allows them since PR #2566;
 * a new tag is published atomically (no clobbering a tag created concurrently);
 * ``create_tag`` applies ``tag.default-time-retained`` when no retention is given, as Paimon's
   Java API ``createTag(name[, id])`` does; the Spark procedure and tag DDL do not (they pass
@@ -56,11 +58,15 @@ logger = logging.getLogger(__name__)
 _FORBIDDEN = ("/", "\\", "..")
 
 
-def validate_tag_name(name: str, what: str = "Tag name") -> None:
+def validate_tag_name(name: str, what: str = "Tag name", *, allow_numeric: bool = True) -> None:
     """Reject a name Paimon rejects (blank) or that is unsafe as ``tag/tag-<name>``.
 
+    ``allow_numeric=False`` is for names a user is about to create: a purely numeric one
+    would read as a snapshot id wherever a version string is accepted.
+
     Raises:
-        InvalidTagName: blank, a path separator, ``..``, a control character or a leading dot.
+        InvalidTagName: blank, a path separator, ``..``, a control character or a leading dot,
+            or only digits when ``allow_numeric`` is False.
     """
     if not isinstance(name, str) or not name.strip():
         raise InvalidTagName(f"{what} shouldn't be blank.")
@@ -71,6 +77,10 @@ def validate_tag_name(name: str, what: str = "Tag name") -> None:
         raise InvalidTagName(f"{what} {name!r} must not contain control characters.")
     if name.startswith("."):
         raise InvalidTagName(f"{what} '{name}' must not start with '.'.")
+    if not allow_numeric and name.strip().isdecimal():
+        raise InvalidTagName(
+            f"{what} '{name}' must not be purely numeric (it would read as a snapshot id)."
+        )
 
 
 def parse_tag_names(tags: str | Sequence[str]) -> list[str]:
@@ -158,6 +168,7 @@ def create_tag(
     time_retained: timedelta | str | None = None,
     ignore_if_exists: bool = False,
     default_retention: bool = True,
+    allow_numeric: bool = False,
     now: datetime | None = None,
 ) -> Tag:
     """Create tag ``tag`` on a snapshot (the latest by default).
@@ -170,6 +181,7 @@ def create_tag(
             ``tag.default-time-retained``. With a TTL the file gets ``tagCreateTime``.
         ignore_if_exists: return the existing tag instead of raising.
         default_retention: whether ``tag.default-time-retained`` fills a missing TTL.
+        allow_numeric: allow a purely numeric name (automatic tags such as ``20240101``).
         now: the creation time recorded with a TTL (default: local now, as Java).
 
     Returns:
@@ -182,7 +194,7 @@ def create_tag(
         InvalidArgument: auto-creation is on, the name is an auto-tag name and the snapshot
             already has an auto tag; or a bad duration.
     """
-    validate_tag_name(tag)
+    validate_tag_name(tag, allow_numeric=allow_numeric)
     retained = _retention(time_retained)
     snapshot = _resolve(table, snapshot_id, "create tag")
     if retained is None and default_retention:
@@ -225,7 +237,7 @@ def create_tag_from_timestamp(
         SnapshotNotFound: ``Could not find any snapshot whose commit-time later than <ts>.``
         plus every error of ``create_tag``.
     """
-    validate_tag_name(tag)
+    validate_tag_name(tag, allow_numeric=False)
     snapshot = table.snapshot_manager.later_or_equal_time_millis(timestamp_millis)
     tagged = sorted(
         (t.snapshot for t in table.tag_manager.list_tags().values()),
@@ -294,7 +306,7 @@ def rename_tag(table: FileStoreTable, tag: str, target_tag: str) -> None:
         data = table.file_io.read_bytes(manager.tag_path(tag))
     except FileNotFoundError:
         raise TagNotFound(f"Tag '{tag}' doesn't exist.") from None
-    validate_tag_name(target_tag, "New tag name")
+    validate_tag_name(target_tag, "New tag name", allow_numeric=False)
     if manager.tag_exists(target_tag) or not table.file_io.write_no_clobber(
         manager.tag_path(target_tag), data
     ):

@@ -194,7 +194,7 @@ def test_rollback_to_timestamp(warehouse: str, commit_at: types.SimpleNamespace)
 
 def test_version_strings_and_numeric_tags(warehouse: str) -> None:
     table = _history(warehouse)
-    tm.create_tag(table, "1", snapshot_id=3)  # a numeric tag: `version` still means snapshot 1
+    tm.create_tag(table, "1", snapshot_id=3, allow_numeric=True)  # `version` "1" is snapshot 1
     assert rb.rollback(table, "4").snapshot_id == 4
     assert rb.rollback(table, "t3").snapshot_id == 3
     assert rb.rollback(table, "1", dry_run=True).plan.removed_snapshot_ids == (3, 2)

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from paimon_core.tag_management import create_tag
 from procedures import ProcedureError
 from procedures.rollback import DRY_RUN_COLUMN, ROLLBACK_OUTPUT
 from tests.unit.procedures.helpers import (
@@ -36,7 +37,7 @@ def test_rollback_to_snapshot_drops_newer_snapshots_and_tags(warehouse: str) -> 
 def test_rollback_by_snapshot_tag_and_int_version(warehouse: str) -> None:
     catalog = new_catalog(warehouse)
     table = new_table(catalog, commits=4)
-    call(catalog, "create_tag", table="db.t", tag="20240101", snapshot=3)
+    create_tag(table, "20240101", snapshot_id=3, allow_numeric=True)  # as an automatic tag
     call(catalog, "create_tag", table="db.t", tag="named", snapshot=2)
     # A numeric tag needs tag => ...: version => '20240101' means snapshot 20240101.
     with pytest.raises(ProcedureError, match=r"Rollback snapshot '20240101' doesn't exist\."):

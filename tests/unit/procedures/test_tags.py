@@ -102,7 +102,7 @@ def test_injection_like_names_are_stored_verbatim_only_when_valid(
     catalog = new_catalog(warehouse)
     table = new_table(catalog, commits=1)
     try:
-        validate_tag_name(name)
+        validate_tag_name(name, allow_numeric=False)
         valid = True
     except InvalidTagName:
         valid = False
