@@ -48,8 +48,9 @@ class FileStoreCommit:
         self.commit_user = commit_user or str(uuid.uuid4())
         self._partition_types = [f.type for f in table.schema.partition_fields]
         # The full manifest list of the snapshot this committer published last: the next
-        # commit usually starts from it, which saves reading two lists back from disk.
-        self._last: tuple[int, list[ManifestFileMeta]] | None = None
+        # commit usually starts from it, which saves reading two lists back from disk. Keyed
+        # by the snapshot itself, not its id: a rollback elsewhere lets another commit take it.
+        self._last: tuple[Snapshot, list[ManifestFileMeta]] | None = None
 
     # ----------------------------------------------------------------------------- API
 
@@ -176,7 +177,7 @@ class FileStoreCommit:
         return all(_same_value(values[k], v) for k, v in spec.items())
 
     def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
-        if self._last is not None and self._last[0] == latest.snapshot_id:
+        if self._last is not None and self._last[0] == latest:
             return self._last[1]
         lists = self.table.manifest_list
         return lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
@@ -325,7 +326,7 @@ class FileStoreCommit:
         except BaseException:
             self._delete_manifests(written)
             raise
-        self._last = (new_id, base + delta)
+        self._last = (snapshot, base + delta)
         return snapshot
 
     def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:

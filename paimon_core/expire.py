@@ -120,11 +120,20 @@ def expire_snapshots(
     return _expire_until(table, earliest, end, dry_run)
 
 
+def _hint_says(table: FileStoreTable, path: str, snapshot_id: int) -> bool:
+    try:
+        return table.file_io.read_text(path).strip() == str(snapshot_id)
+    except OSError:
+        return False
+
+
 def _expire_until(table: FileStoreTable, earliest: int, end: int, dry_run: bool) -> ExpireResult:
     manager = table.snapshot_manager
     if end <= earliest:
+        # Paimon writes a missing hint only; a stale one (left by an expiry that died before
+        # its hint write) is rewritten too, so that running the expiry again finishes it.
         plan = DeletionPlan()
-        if not table.file_io.exists(manager.earliest_hint_path):
+        if not _hint_says(table, manager.earliest_hint_path, earliest):
             plan = DeletionPlan(hints=((manager.earliest_hint_path, earliest),))
         if not dry_run:
             plan.apply(table.file_io)

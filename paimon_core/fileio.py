@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 # makes ext4 flush it on close (auto_da_alloc), 15x slower for the LATEST hint.
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_READ_CHUNK = 1 << 16  # larger reads allocate (and mmap) more than small files need
 # ``os.link`` is missing on some file systems (FUSE mounts, SMB); then fall back to O_EXCL.
 _NO_LINK_ERRNOS = frozenset(
     e
@@ -179,8 +181,22 @@ class LocalFileIO(FileIO):
         return os.path.exists(_local(path))
 
     def read_bytes(self, path: str) -> bytes:
-        with open(_local(path), "rb", buffering=0) as f:
-            return f.readall()
+        # Plain os calls: metadata files are small, and a file object costs more than a read.
+        fd = os.open(_local(path), _READ_FLAGS)
+        try:
+            data = os.read(fd, _READ_CHUNK)
+            if not data:
+                return data
+            more = os.read(fd, _READ_CHUNK)
+            if not more:
+                return data
+            parts = [data, more]
+            while more:
+                more = os.read(fd, _READ_CHUNK)
+                parts.append(more)
+            return b"".join(parts)
+        finally:
+            os.close(fd)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         self._write_file(_local(path), data, _WRITE_FLAGS)

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import bz2
 import dataclasses
+import gc
 import json
 import lzma
 import os
 import struct
+import threading
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
@@ -265,9 +268,23 @@ def _deflate(data: bytes) -> bytes:
     return c.compress(data) + c.flush()
 
 
+class _Zstd(threading.local):
+    """One zstd (de)compressor per thread: creating one costs more than compressing a manifest.
+
+    Java's ``file.compression.zstd-level`` defaults to 1.
+    """
+
+    def __init__(self) -> None:
+        self.compressor = zstandard.ZstdCompressor(level=1)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_ZSTD = _Zstd()
+
+
 _DECOMPRESS: dict[str, Callable[[bytes], bytes]] = {
     "null": bytes,
-    "zstandard": lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b),
+    "zstandard": lambda b: _ZSTD.decompressor.decompressobj().decompress(b),
     "snappy": _snappy_decompress,
     "deflate": lambda b: zlib.decompress(b, -15),
     "bzip2": bz2.decompress,
@@ -275,8 +292,7 @@ _DECOMPRESS: dict[str, Callable[[bytes], bytes]] = {
 }
 _COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     "null": bytes,
-    # Java's file.compression.zstd-level defaults to 1.
-    "zstandard": lambda b: zstandard.ZstdCompressor(level=1).compress(b),
+    "zstandard": lambda b: _ZSTD.compressor.compress(b),
     "snappy": _snappy_compress,
     "deflate": _deflate,
     "bzip2": bz2.compress,
@@ -295,30 +311,50 @@ def avro_codec(compression: str) -> str:
     return codec
 
 
+_HEADERS: tuple[tuple[bytes, bytes, str], ...] = ()
+
+
+def _read_header(data: bytes) -> tuple[bytes, str, int]:
+    """(schema JSON, codec, position of the sync marker) of an Avro file's header.
+
+    The metadata of files of one writer is byte for byte the same (only the sync marker
+    after it differs), so the last few metadata blocks seen are kept and matched first.
+    """
+    global _HEADERS
+    for header, schema, codec in _HEADERS:
+        if data.startswith(header):
+            return schema, codec, len(header)
+    p = 4
+    meta: dict[str, bytes] = {}
+    while True:
+        count, p = _read_long(data, p)
+        if count == 0:
+            break
+        if count < 0:
+            count = -count
+            _, p = _read_long(data, p)
+        for _ in range(count):
+            n, p = _read_long(data, p)
+            key = data[p : p + n].decode()
+            p += n
+            n, p = _read_long(data, p)
+            meta[key] = data[p : p + n]
+            p += n
+    schema = meta["avro.schema"]
+    codec = meta.get("avro.codec", b"null").decode() or "null"
+    if p + 16 <= len(data):
+        _HEADERS = ((data[:p], schema, codec), *_HEADERS[:7])
+    return schema, codec, p
+
+
 def read_avro_container(data: bytes) -> tuple[bytes, bytes, int]:
     """Split an Avro object container file into (schema JSON, decompressed records, count)."""
     if data[:4] != _MAGIC:
         raise MetadataFormatError("Not an Avro object container file")
     try:
-        p = 4
-        meta: dict[str, bytes] = {}
-        while True:
-            count, p = _read_long(data, p)
-            if count == 0:
-                break
-            if count < 0:
-                count = -count
-                _, p = _read_long(data, p)
-            for _ in range(count):
-                n, p = _read_long(data, p)
-                key = data[p : p + n].decode()
-                p += n
-                n, p = _read_long(data, p)
-                meta[key] = data[p : p + n]
-                p += n
+        schema, codec, p = _read_header(data)
         sync = data[p : p + 16]
         p += 16
-        codec = meta.get("avro.codec", b"null").decode() or "null"
         decompress = _DECOMPRESS.get(codec)
         if decompress is None:
             raise MetadataFormatError(f"Unsupported Avro codec {codec!r}")
@@ -334,7 +370,6 @@ def read_avro_container(data: bytes) -> tuple[bytes, bytes, int]:
                 raise MetadataFormatError("Avro block is not followed by the file's sync marker")
             p += 16
             total += count
-        schema = meta["avro.schema"]
     except (
         LookupError,
         ValueError,
@@ -618,7 +653,23 @@ class _Codegen:
             e(ind + 1, f"{target} = (w >> 1) ^ -(w & 1)")
         e(ind + 1, "p += 2")
         e(ind, "else:")
-        e(ind + 1, f"{target or '_'}, p = rl(buf, p)")
+        self._varint(target, ind + 1)
+
+    def _varint(self, target: str | None, ind: int) -> None:
+        """Inline loop for varints of three or more bytes (timestamps, large sizes)."""
+        e = self.emit
+        e(ind, "w = b & 127")
+        e(ind, "s = 7")
+        e(ind, "p += 1")
+        e(ind, "while True:")
+        e(ind + 1, "b = buf[p]")
+        e(ind + 1, "p += 1")
+        e(ind + 1, "w |= (b & 127) << s")
+        e(ind + 1, "if b < 128:")
+        e(ind + 2, "break")
+        e(ind + 1, "s += 7")
+        if target:
+            e(ind, f"{target} = (w >> 1) ^ -(w & 1)")
 
     def length(self, ind: int) -> None:
         """Like ``long`` into ``n``, for lengths: never negative, so no loop can run backwards."""
@@ -631,7 +682,7 @@ class _Codegen:
         e(ind + 1, "n = ((b & 127) | (buf[p + 1] << 7)) >> 1")
         e(ind + 1, "p += 2")
         e(ind, "else:")
-        e(ind + 1, "n, p = rl(buf, p)")
+        self._varint("n", ind + 1)
         e(ind + 1, "if n < 0:")
         e(ind + 2, "bad_length(n)")
 
@@ -820,14 +871,20 @@ class _Codegen:
                 raise MetadataFormatError(f"The {spec.what} file lacks the field {rf.name}")
             if rf.arg:
                 args.append(got.get(rf.name) or self.const(rf.default))
-        slots = _slot_setters(spec.factory, len(args))
-        if slots is None:
+        if _is_plain_namedtuple(spec.factory, len(args)):
+            new = self.const(tuple.__new__)
+            e(ind, f"{target} = {new}({self.const(spec.factory)}, ({', '.join(args)},))")
+            return
+        twin = _mutable_twin(spec.factory, len(args))
+        if twin is None:
             e(ind, f"{target} = {self.const(spec.factory)}({', '.join(args)})")
             return
-        # Setting the slots directly skips the frozen dataclass __init__, a third of the time.
-        e(ind, f"{target} = {self.const(object.__new__)}({self.const(spec.factory)})")
-        for setter, arg in zip(slots, args):
-            e(ind, f"{self.const(setter)}({target}, {arg})")
+        # Filling a mutable twin and retyping it skips the frozen dataclass __init__ (its
+        # object.__setattr__ calls), which would be most of the decoding time.
+        e(ind, f"{target} = {self.const(object.__new__)}({self.const(twin)})")
+        for name, arg in zip(twin.__slots__, args):
+            e(ind, f"{target}.{name} = {arg}")
+        e(ind, f"{target}.__class__ = {self.const(spec.factory)}")
 
     def _nullable(self, schema: Any, ns: str) -> bool:
         schema = self.resolve(schema, ns) if not isinstance(schema, list) else schema
@@ -837,9 +894,9 @@ class _Codegen:
             )
         return schema == "null"
 
-    def build(self, schema: Any, spec: AvroRecord) -> Callable[[bytes, int, list], int]:
+    def build(self, schema: Any, spec: AvroRecord) -> Callable[[bytes, int, int, list], int]:
+        """``decode(buf, p, count, out)``: append ``count`` records from ``p``; the end."""
         e = self.emit
-        e(1, "p = 0")
         e(1, "append = out.append")
         e(1, "for _ in range(count):")
         self.value(schema, spec, "r", 2, "")
@@ -850,20 +907,51 @@ class _Codegen:
             e(2, "append(r)")
         e(1, "return p")
         params = ", ".join(f"{k}={k}" for k in self.consts)
-        source = "\n".join([f"def decode(buf, count, out, {params}):", *self.lines])
+        source = "\n".join([f"def decode(buf, p, count, out, {params}):", *self.lines])
         namespace = dict(self.consts)
         exec(compile(source, f"<avro decoder: {spec.what}>", "exec"), namespace)
         return namespace["decode"]
 
 
-def _slot_setters(cls: Any, arity: int) -> list[Callable[[Any, Any], None]] | None:
-    """The slot setters of a slots dataclass built from ``arity`` positional args, else None."""
+def _is_plain_namedtuple(cls: Any, arity: int) -> bool:
+    """Whether ``cls`` is a namedtuple class of ``arity`` fields made by ``namedtuple`` or
+    ``NamedTuple`` itself: its instances are then built by ``tuple.__new__`` directly."""
+    return (
+        isinstance(cls, type)
+        and cls.__bases__ == (tuple,)
+        and len(getattr(cls, "_fields", ())) == arity
+        and hasattr(cls, "_make")
+    )
+
+
+def _mutable_twin(cls: Any, arity: int) -> type | None:
+    """A plain class with the slots of the frozen slots dataclass ``cls``, else None.
+
+    Its instances can take ``cls`` as their ``__class__`` (same layout): set the fields, then
+    retype. None when ``cls`` is not such a dataclass built from ``arity`` positional args.
+    """
     if not dataclasses.is_dataclass(cls) or "__slots__" not in vars(cls):
         return None
-    names = [f.name for f in dataclasses.fields(cls)]
-    if len(names) != arity or hasattr(cls, "__post_init__"):
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    if len(names) != arity or hasattr(cls, "__post_init__") or cls.__bases__ != (object,):
         return None
-    return [getattr(cls, name).__set__ for name in names]
+    if tuple(cls.__slots__) != names:
+        return None
+    twin = _TWINS.get(cls)
+    if twin is None:
+        twin = type(f"_Mutable{cls.__name__}", (), {"__slots__": names})
+        probe = object.__new__(twin)
+        for name in names:
+            setattr(probe, name, None)
+        try:
+            probe.__class__ = cls
+        except TypeError:
+            return None
+        _TWINS[cls] = twin
+    return twin
+
+
+_TWINS: dict[type, type] = {}
 
 
 def _missing_error(what: str, name: str) -> Callable[[], None]:
@@ -873,7 +961,28 @@ def _missing_error(what: str, name: str) -> Callable[[], None]:
     return fail
 
 
-_DECODERS: dict[tuple[int, bytes], tuple[AvroRecord, Callable[[bytes, int, list], int]]] = {}
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many acyclic metadata objects.
+
+    Decoding allocates several tracked objects per entry, so the collector would otherwise run
+    full passes over the whole heap during a plan, for nothing: these objects hold no cycles.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+_GC_PAUSE_RECORDS = 256
+_SMALL_BODY = 64 * 1024
+_DECODERS: dict[tuple[int, bytes], tuple[AvroRecord, Callable[[bytes, int, int, list], int]]] = {}
+# The last small body each decoder decoded: (body, count, records).
+_LAST_SMALL: dict[Callable, tuple[bytes, int, tuple]] = {}
 
 
 def decode_avro(data: bytes, spec: AvroRecord) -> list:
@@ -896,13 +1005,26 @@ def decode_avro(data: bytes, spec: AvroRecord) -> list:
         if len(_DECODERS) > 256:
             _DECODERS.clear()
         _DECODERS[key] = (spec, decoder)
-    out: list = []
+    # A base manifest list usually extends the previous snapshot's (its manifests plus the
+    # new delta ones, same bytes): only the records after a known prefix are decoded.
+    start, out = 0, []
+    last = _LAST_SMALL.get(decoder)
+    if last is not None and count >= last[1] and body.startswith(last[0]):
+        start, out = len(last[0]), list(last[2])
     try:
-        end = decoder(body, count, out)
+        if count - len(out) < _GC_PAUSE_RECORDS:
+            end = decoder(body, start, count - len(out), out)
+        else:
+            with gc_paused():
+                end = decoder(body, start, count - len(out), out)
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
     if end != len(body):
         raise MetadataFormatError(f"Corrupt {spec.what} file: records do not fill their blocks")
+    if len(body) <= _SMALL_BODY:
+        if len(_LAST_SMALL) > 64:
+            _LAST_SMALL.clear()
+        _LAST_SMALL[decoder] = (body, count, tuple(out))
     return out
 
 

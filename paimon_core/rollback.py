@@ -12,13 +12,13 @@ delete them (``file_deletion.plan_removal``: files of the removed snapshots and 
 target, and every branch's earliest snapshot and tags, do not use), so a rollback frees its
 space at once, as the tag proposal describes.
 
-Crash safety: the plan is computed first (a dry run returns it). Applying writes the
-restored snapshot and the hints first (as Paimon: ``LATEST`` = target while the newer
-snapshot files still exist makes readers fall back to a listing; Java trusts a ``LATEST``
-whose successor is absent, so the hint cannot wait until after the deletions), then deletes
-snapshot files newest first, then tag files, and only then the files they referenced. A
-crash at any point leaves every remaining snapshot and tag readable; running the rollback
-again finishes it.
+Crash safety: the plan is computed first (a dry run returns it). Applying writes
+``EARLIEST`` (when restoring), the restored snapshot and ``LATEST`` first (as Paimon:
+``LATEST`` = target while the newer snapshot files still exist makes readers fall back to a
+listing; Java trusts a ``LATEST`` whose successor is absent, so the hint cannot wait until
+after the deletions), then deletes snapshot files newest first, then tag files, and only
+then the files they referenced. A crash at any point leaves every remaining snapshot and tag
+readable; running the rollback again finishes it.
 """
 
 from __future__ import annotations
@@ -184,9 +184,15 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
 
 def _apply(table: FileStoreTable, plan: RollbackPlan) -> None:
     io, snapshots = table.file_io, table.snapshot_manager
+    hints = list(plan.hints)
     if plan.restore_path is not None:
+        # EARLIEST before the restored snapshot: naming a missing snapshot it is ignored
+        # (readers list), whereas written after, a crash in between would hide the snapshot.
+        earliest = (snapshots.earliest_hint_path, plan.snapshot_id)
+        io.write_text(earliest[0], str(earliest[1]))
+        hints.remove(earliest)
         io.write_no_clobber(plan.restore_path, snapshot_to_json(plan.target).encode("utf-8"))
-    for path, value in plan.hints:
+    for path, value in hints:
         io.write_text(path, str(value))
     for snapshot_id in plan.removed_snapshot_ids:
         snapshots.delete_snapshot(snapshot_id)

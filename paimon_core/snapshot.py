@@ -232,8 +232,9 @@ class SnapshotManager:
     """Finds, reads and publishes the snapshots of one table (or branch).
 
     ``LATEST``/``EARLIEST`` are hints: each answer is checked against the snapshot files
-    and falls back to a listing. Parsed snapshots are cached by id: a published
-    ``snapshot-N`` never changes, and deletions through this manager evict it.
+    and falls back to a listing. Parsed snapshots are cached by id, but each hit is checked
+    against the file's size and modification time: ``snapshot-N`` does change when another
+    process expires it, or rolls back past it and commits a new ``N``.
     """
 
     def __init__(
@@ -249,7 +250,7 @@ class SnapshotManager:
         self.snapshot_dir = f"{branch_path(self.table_path, branch)}/{SNAPSHOT_DIR}"
         self.latest_hint_path = f"{self.snapshot_dir}/{LATEST_HINT}"
         self.earliest_hint_path = f"{self.snapshot_dir}/{EARLIEST_HINT}"
-        self._cache: OrderedDict[int, Snapshot] = OrderedDict()
+        self._cache: OrderedDict[int, tuple[Snapshot, tuple[int, int]]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -263,18 +264,33 @@ class SnapshotManager:
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         """The snapshot ``snapshot_id``; raises ``SnapshotNotFound`` when it does not exist."""
+        path = self.snapshot_path(snapshot_id)
         with self._lock:
             cached = self._cache.get(snapshot_id)
-            if cached is not None:
-                self._cache.move_to_end(snapshot_id)
-                return cached
+        # Stamp before reading: a file replaced in between is then only read once more.
+        stamp = self._stamp(path)
+        if cached is not None and cached[1] == stamp:
+            with self._lock:
+                if snapshot_id in self._cache:
+                    self._cache.move_to_end(snapshot_id)
+            return cached[0]
         try:
-            text = self.file_io.read_bytes(self.snapshot_path(snapshot_id))
+            if stamp is None:
+                raise FileNotFoundError(path)
+            text = self.file_io.read_bytes(path)
         except FileNotFoundError:
+            self._forget(snapshot_id)
             raise SnapshotNotFound(f"Snapshot {snapshot_id} does not exist") from None
         snapshot = snapshot_from_json(text)
-        self._remember(snapshot_id, snapshot)
+        self._remember(snapshot_id, snapshot, stamp)
         return snapshot
+
+    def _stamp(self, path: str) -> tuple[int, int] | None:
+        try:
+            status = self.file_io.get_status(path)
+        except FileNotFoundError:
+            return None
+        return status.size, status.mtime_ms
 
     def try_snapshot(self, snapshot_id: int) -> Snapshot | None:
         try:
@@ -282,9 +298,9 @@ class SnapshotManager:
         except SnapshotNotFound:
             return None
 
-    def _remember(self, snapshot_id: int, snapshot: Snapshot) -> None:
+    def _remember(self, snapshot_id: int, snapshot: Snapshot, stamp: tuple[int, int]) -> None:
         with self._lock:
-            self._cache[snapshot_id] = snapshot
+            self._cache[snapshot_id] = (snapshot, stamp)
             self._cache.move_to_end(snapshot_id)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -418,7 +434,9 @@ class SnapshotManager:
         path = self.snapshot_path(snapshot.snapshot_id)
         if not self.file_io.write_no_clobber(path, snapshot_to_json(snapshot).encode("utf-8")):
             return False
-        self._remember(snapshot.snapshot_id, snapshot)
+        stamp = self._stamp(path)
+        if stamp is not None:
+            self._remember(snapshot.snapshot_id, snapshot, stamp)
         try:
             self.write_latest_hint(snapshot.snapshot_id)
         except OSError as err:

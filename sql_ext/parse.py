@@ -530,14 +530,15 @@ def _table_ref(table: exp.Table) -> TableRef:
     )
 
 
+def _is_paimon(table: exp.Table) -> bool:
+    return table.args.get("version") is not None or any(
+        SYSTEM_TABLE_SPLITTER in part.name for part in table.parts
+    )
+
+
 def paimon_table_refs(tree: exp.Expr) -> list[TableRef]:
     """The table references of `tree` that need Paimon: a `$` suffix or time travel."""
-    return [
-        _table_ref(table)
-        for table in tree.find_all(exp.Table)
-        if table.args.get("version") is not None
-        or any(SYSTEM_TABLE_SPLITTER in part.name for part in table.parts)
-    ]
+    return [_table_ref(table) for table in tree.find_all(exp.Table) if _is_paimon(table)]
 
 
 # Arguments that describe which table a node names; everything else (alias, joins, sample,
@@ -545,7 +546,12 @@ def paimon_table_refs(tree: exp.Expr) -> list[TableRef]:
 _NAME_ARGS = frozenset({"this", "db", "catalog", "version", "when", "changes"})
 
 
-def replace_tables(tree: exp.Expr, mapping: Callable[[TableRef], exp.Expr]) -> str:
+def replace_tables(
+    tree: exp.Expr,
+    mapping: Callable[[TableRef], exp.Expr],
+    *,
+    plain: Callable[[exp.Table], bool] | None = None,
+) -> str:
     """Replace every Paimon table reference and return the Spark SQL of the result.
 
     `mapping` returns the replacement of one reference, its time travel clause included
@@ -553,13 +559,24 @@ def replace_tables(tree: exp.Expr, mapping: Callable[[TableRef], exp.Expr]) -> s
     reference that columns qualify (`t.x`) is aliased with its own name. Comments are dropped
     (hints are kept). `tree` is not modified.
 
+    Plain references (no Paimon syntax) are replaced too where `plain` says so; it sees the
+    node inside the copy being rewritten, so it can look at the node's ancestors (CTEs, an
+    INSERT target).
+
     >>> stmt = parse_statement("SELECT s.snapshot_id FROM db.t$snapshots s")
     >>> replace_tables(stmt.tree, lambda ref: exp.to_table("v"))
     'SELECT s.snapshot_id FROM v AS s'
     """
     root = tree.copy()
     qualifiers = {col.table.lower() for col in root.find_all(exp.Column) if col.table}
-    for ref in paimon_table_refs(root):
+    refs = paimon_table_refs(root)
+    if plain is not None:
+        refs += [
+            _table_ref(table)
+            for table in root.find_all(exp.Table)
+            if isinstance(table.this, exp.Identifier) and not _is_paimon(table) and plain(table)
+        ]
+    for ref in refs:
         node = ref.node
         replacement = mapping(ref).copy()
         for key, value in node.args.items():
@@ -572,6 +589,10 @@ def replace_tables(tree: exp.Expr, mapping: Callable[[TableRef], exp.Expr]) -> s
             and node.name.lower() in qualifiers
         ):
             replacement.set("alias", exp.TableAlias(this=node.this.copy()))
+            for column in root.find_all(exp.Column):  # `db.t.x` now reads `t.x`
+                if column.table.lower() == node.name.lower() and column.db == node.db:
+                    column.set("db", None)
+                    column.set("catalog", None)
         if node is root:
             root = replacement
         else:

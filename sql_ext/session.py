@@ -1,0 +1,733 @@
+"""`PaimonSession`: Spark SQL with a Paimon catalog named `paimon` as the current catalog.
+
+Each statement is parsed (`sql_ext.parse`) and either handled here or given to Spark:
+
+* CALL, database statements, CREATE/DROP TABLE and INSERT on Paimon tables run on the
+  metadata core;
+* any other statement that reads Paimon tables is rewritten to read temporary views holding
+  the rows of the snapshot it asks for (`sql_ext.views`), then run by Spark;
+* a statement without Paimon tables or syntax is handed to Spark verbatim.
+
+Name resolution follows Spark with `paimon` as the current catalog: `paimon.db.t` and `db.t`
+are Paimon tables, an unqualified `t` is a temporary view if one has that name, else the table
+of the current Paimon database. Names that are no Paimon table (`spark_catalog.db.t`, a Spark
+table) stay with Spark. CTE names are never tables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pyspark.errors import AnalysisException, ParseException, PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql import types as st
+from sqlglot import exp
+from sqlglot.errors import TokenError
+from sqlglot.tokens import Token, TokenType
+
+from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
+from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from procedures import call_procedure
+from procedures.base import CallContext
+from sql_ext.dialect import PaimonSpark
+from sql_ext.errors import SqlError, first_line
+from sql_ext.parse import (
+    CallStatement,
+    SqlParseError,
+    TableRef,
+    parse_statement,
+    replace_tables,
+    split_statements,
+)
+from sql_ext.spark_types import from_spark_schema
+from sql_ext.tables import (
+    PAIMON_PROVIDER,
+    insert_dataframe,
+    insert_spec,
+    static_partition,
+    table_spec,
+)
+from sql_ext.tag_ddl import is_tag_ddl, parse_tag_ddl, run_tag_statement
+from sql_ext.views import (
+    SNAPSHOT_SYSTEM_TABLES,
+    ViewScope,
+    local_dataframe,
+    system_table_dataframe,
+    table_dataframe,
+    travelled,
+)
+from sql_ext.writer import Overwrite, write_dataframe
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from paimon_core.table import FileStoreTable
+
+__all__ = ["CATALOG_NAME", "WAREHOUSE_CONF", "PaimonSession", "resolve_warehouse"]
+
+CATALOG_NAME = "paimon"
+WAREHOUSE_CONF = f"spark.sql.catalog.{CATALOG_NAME}.warehouse"
+DEFAULT_WAREHOUSE = "warehouse"
+_EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
+_DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
+_TOKENIZER = PaimonSpark.Tokenizer
+_PERMANENT_VIEW = "Permanent views over Paimon tables are not supported: use CREATE TEMPORARY VIEW"
+_STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
+
+
+def resolve_warehouse(
+    warehouse: str | None,
+    conf: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
+) -> str:
+    """The warehouse argument, else `spark.sql.catalog.paimon.warehouse` (the `conf` given,
+    then the session's), else `./warehouse`; made absolute, without a `file:` scheme."""
+    path = warehouse or (conf or {}).get(WAREHOUSE_CONF)
+    if not path and spark is not None:
+        path = spark.conf.get(WAREHOUSE_CONF, None)
+    path = path or DEFAULT_WAREHOUSE
+    if path.startswith("file:"):
+        path = "/" + path[len("file:") :].lstrip("/")
+    if "://" not in path:
+        path = os.path.abspath(os.path.expanduser(path))
+    return path
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _view(name: str) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _is_target(table: exp.Table) -> bool:
+    """The table a CREATE/INSERT writes to (not one it reads)."""
+    node: exp.Expr = table
+    if isinstance(node.parent, exp.Schema) and node.arg_key == "this":
+        node = node.parent
+    return node.arg_key == "this" and isinstance(node.parent, (exp.Insert, exp.Create))
+
+
+def _is_cte(table: exp.Table) -> bool:
+    """Whether an unqualified name refers to a CTE visible where it is used."""
+    if table.args.get("db") or table.args.get("catalog"):
+        return False
+    name = table.name.lower()
+    node: exp.Expr = table
+    parent = table.parent
+    while parent is not None:
+        if isinstance(parent, exp.With):
+            # Inside a CTE's definition: the earlier CTEs (and itself when recursive).
+            ctes = parent.expressions
+            index = next((i for i, cte in enumerate(ctes) if cte is node), len(ctes))
+            index += 1 if parent.args.get("recursive") else 0
+            if name in (cte.alias_or_name.lower() for cte in ctes[:index]):
+                return True
+        else:
+            with_ = parent.args.get("with_") if "with_" in parent.arg_types else None
+            if isinstance(with_, exp.With) and with_ is not node:
+                if name in (cte.alias_or_name.lower() for cte in with_.expressions):
+                    return True
+        node, parent = parent, parent.parent
+    return False
+
+
+def _empty(spark: SparkSession) -> DataFrame:
+    return local_dataframe(spark, [], st.StructType([]))
+
+
+class PaimonSession:
+    """A SparkSession whose SQL also reaches the Paimon tables of one warehouse."""
+
+    def __init__(
+        self,
+        spark: SparkSession | None = None,
+        *,
+        warehouse: str | None = None,
+        master: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        app_name: str = "paimon-sql",
+    ) -> None:
+        self._owns_spark = spark is None
+        if spark is None:
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = SparkSession.builder.appName(app_name)
+            if master:
+                builder = builder.master(master)
+            for key, value in (conf or {}).items():
+                builder = builder.config(key, value)
+            spark = builder.getOrCreate()
+        self.spark: SparkSession = spark
+        self.warehouse: str = resolve_warehouse(warehouse, conf, spark)
+        self.catalog: FileSystemCatalog = FileSystemCatalog(self.warehouse)
+        self.current_database: str = DEFAULT_DATABASE
+        self._default_ready = False
+        self._pinned: list[str] = []
+
+    # ------------------------------------------------------------------------ public
+
+    def sql(self, text: str) -> DataFrame:
+        """Run exactly one statement (a trailing `;` is fine) and return its result.
+
+        Raises:
+            SqlParseError: the statement does not parse.
+            PaimonError: a Paimon error (unknown table, tag, ...); `SqlError` for statements
+                the session cannot run.
+            PySparkException: errors Spark raises for the parts it runs.
+        """
+        statements = split_statements(text)
+        if not statements:
+            raise SqlParseError("Empty statement")
+        if len(statements) > 1:
+            raise SqlParseError(
+                f"sql() runs one statement, got {len(statements)}; use run_script() for scripts"
+            )
+        return self._statement(statements[0])
+
+    def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
+        """Each statement of `text` with its result, run one at a time as the caller iterates.
+
+        Stops at the first error (which is raised); earlier statements stay done.
+        """
+        for statement in split_statements(text):
+            yield statement, self.sql(statement)
+
+    def stop(self) -> None:
+        """Drop the views this session kept; stop Spark if this session started it."""
+        for name in self._pinned:
+            self.spark.catalog.dropTempView(name)
+        self._pinned.clear()
+        if self._owns_spark:
+            self.spark.stop()
+
+    # -------------------------------------------------------------------- dispatch
+
+    def _statement(self, text: str) -> DataFrame:
+        if is_tag_ddl(text):
+            return self._tag_ddl(text)
+        explained = self._explain(text)
+        if explained is not None:
+            return explained
+        statement = parse_statement(text)
+        if isinstance(statement, CallStatement):
+            return self._call(statement)
+        tree = statement.tree
+        if isinstance(tree, exp.Command):
+            rest = tree.expression
+            rest = rest if isinstance(rest, str) else rest.name
+            if tree.name.upper() == "SHOW":
+                shown = self._show(rest)
+                if shown is not None:
+                    return shown
+            if tree.name.upper() == "ALTER":
+                self._refuse_alter(rest, text)
+            return self._spark_sql(text)
+        if isinstance(tree, exp.Use):
+            return self._use(tree, text)
+        if isinstance(tree, exp.Create):
+            kind = str(tree.args.get("kind") or "").upper()
+            if kind in _DATABASE_KINDS:
+                return self._create_database(tree, text)
+            if kind == "TABLE":
+                return self._create_table(tree, text)
+            if kind == "VIEW":
+                properties = tree.args.get("properties")
+                temporary = properties is not None and any(
+                    isinstance(p, exp.TemporaryProperty) for p in properties.expressions
+                )
+                refusal = None if temporary else _PERMANENT_VIEW
+                return self._query(tree, text, pin=True, refusal=refusal)
+            return self._query(tree, text)
+        if isinstance(tree, exp.Drop):
+            kind = str(tree.args.get("kind") or "").upper()
+            if kind in _DATABASE_KINDS:
+                return self._drop_database(tree, text)
+            if kind == "TABLE":
+                return self._drop_table(tree, text)
+            return self._spark_sql(text)
+        if isinstance(tree, exp.Insert):
+            return self._insert(tree, text)
+        if isinstance(tree, exp.Describe):
+            return self._query(tree, text, schema_only=True)
+        if isinstance(tree, (exp.Query, exp.Values)):
+            return self._query(tree, text)
+        if isinstance(tree, exp.Cache):
+            return self._query(tree, text, pin=True)
+        return self._unsupported_on_paimon(tree, text)
+
+    def _spark_sql(self, text: str) -> DataFrame:
+        try:
+            return self.spark.sql(text)
+        except ParseException as e:
+            raise SqlParseError(first_line(e)) from None
+        except AnalysisException as e:
+            if e.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
+                raise
+            name = (e.getMessageParameters() or {}).get("relationName", "?")
+            self._unparsed_paimon_table(name, text)
+            raise SqlError(
+                f"Table or view {name} not found: neither a Paimon table (current database "
+                f"'{self.current_database}') nor a Spark table or view"
+            ) from None
+
+    def _unparsed_paimon_table(self, relation: str, text: str) -> None:
+        """Spark missed a Paimon table because sqlglot could not parse the statement."""
+        parts = [p.replace("``", "`") for p in re.findall(r"`((?:[^`]|``)*)`", relation)]
+        if not 1 <= len(parts) <= 3 or self._resolve(_table(parts)) is None:
+            return
+        try:
+            PaimonSpark().parse(text)
+            reason = "unsupported syntax"
+        except Exception as error:
+            reason = first_line(error)
+        raise SqlParseError(
+            f"Cannot read Paimon table {relation}: the statement does not parse ({reason})"
+        )
+
+    def _time_zone(self) -> str | None:
+        return self.spark.conf.get("spark.sql.session.timeZone", None)
+
+    def _paimon(self) -> FileSystemCatalog:
+        """The catalog, with its default database created on first use as Paimon's Spark
+        catalog does when it starts."""
+        if not self._default_ready:
+            self.catalog.create_database(DEFAULT_DATABASE, ignore_if_exists=True)
+            self._default_ready = True
+        return self.catalog
+
+    # ------------------------------------------------------------------- resolution
+
+    def _table_exists(self, database: str, name: str) -> bool:
+        try:
+            return self.catalog.table_exists(f"{database}.{name}")
+        except PaimonError:
+            return False
+
+    def _is_temp_view(self, name: str) -> bool:
+        try:
+            return bool(self.spark.catalog.getTable(_quote(name)).isTemporary)
+        except AnalysisException:
+            return False
+
+    def _paimon_database(self, table: exp.Table) -> str:
+        """The database of a name with Paimon syntax ($ names, time travel)."""
+        if table.catalog and table.catalog.lower() != CATALOG_NAME:
+            raise SqlError(
+                f"{table.sql(dialect='spark')}: system tables and time travel need a Paimon "
+                f"table, '{table.catalog}' is not the Paimon catalog"
+            )
+        return table.db or self.current_database
+
+    def _resolve(self, table: exp.Table) -> tuple[str, str] | None:
+        """`(database, table)` when a plain name is a Paimon table, None when it is Spark's."""
+        catalog, database, name = table.catalog, table.db, table.name
+        if catalog:
+            if catalog.lower() == CATALOG_NAME:
+                return database or self.current_database, name
+            return None
+        resolved = database or self.current_database
+        if self._table_exists(resolved, name):
+            if not database and self._is_temp_view(name):
+                return None
+            return resolved, name
+        return None
+
+    def _load(self, database: str, name: str) -> FileStoreTable:
+        return self.catalog.get_table(f"{database}.{name}")
+
+    def _target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None:
+        """The Paimon table a statement writes to; None leaves the statement to Spark."""
+        catalog, database, name = table.catalog, table.db, table.name
+        if catalog and catalog.lower() != CATALOG_NAME:
+            return None
+        if "$" in name:
+            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
+        resolved = database or self.current_database
+        if not catalog and must_exist:
+            if not database and self._is_temp_view(name):
+                return None
+            if not self._table_exists(resolved, name) and self.spark.catalog.tableExists(
+                ".".join(_quote(p) for p in (database, name) if p)
+            ):
+                return None
+        return resolved, name
+
+    # ------------------------------------------------------------------------ reads
+
+    def _query(
+        self,
+        tree: exp.Expr,
+        text: str,
+        *,
+        schema_only: bool = False,
+        pin: bool = False,
+        prefix: str = "",
+        refusal: str | None = None,
+    ) -> DataFrame:
+        """Run a statement that may read Paimon tables (`refusal`: the error if it does)."""
+        with ViewScope(self.spark, self._pinned) as scope:
+            rewritten = self._rewrite(tree, scope, schema_only=schema_only, refusal=refusal)
+            if rewritten is None:
+                return self._spark_sql(prefix + text)
+            scope.pin = pin
+            return self._spark_sql(prefix + rewritten)
+
+    def _rewrite(
+        self,
+        tree: exp.Expr,
+        scope: ViewScope,
+        schema_only: bool = False,
+        refusal: str | None = None,
+    ) -> str | None:
+        """Spark SQL of `tree` reading views for its Paimon tables; None when it has none."""
+        resolved: dict[tuple[str, str, str], tuple[str, str] | None] = {}
+
+        def plain(table: exp.Table) -> bool:
+            if (_is_target(table) and not schema_only) or _is_cte(table):
+                return False
+            key = (table.catalog, table.db, table.name)
+            if key not in resolved:
+                resolved[key] = self._resolve(table)
+            return resolved[key] is not None
+
+        has_paimon_syntax = any(
+            t.args.get("version") is not None or "$" in t.name for t in tree.find_all(exp.Table)
+        )
+        tables = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+        if not has_paimon_syntax and not any(plain(t) for t in tables):
+            return None
+        if refusal is not None:
+            raise SqlError(refusal)
+        views: dict[tuple[Any, ...], str] = {}
+
+        def mapping(ref: TableRef) -> exp.Expr:
+            node = ref.node
+            target = resolved.get((node.catalog, node.db, node.name))
+            if target is None:  # Paimon syntax: the name can only be a Paimon table
+                target = self._paimon_database(node), ref.table
+            timestamp = None if ref.timestamp is None else ref.timestamp.sql(dialect="spark")
+            key = (*target, ref.branch, ref.system_table, ref.version, timestamp)
+            if key not in views:
+                df = self._read(target, ref, schema_only)
+                views[key] = scope.register(df)
+            return _view(views[key])
+
+        return replace_tables(tree, mapping, plain=plain)
+
+    def _read(self, target: tuple[str, str], ref: TableRef, schema_only: bool) -> DataFrame:
+        database, name = target
+        shown = f"{CATALOG_NAME}.{database}.{name}"
+        table = self._load(database, name)
+        if ref.branch is not None:
+            raise SqlError(f"Reading branch '{ref.branch}' of {shown} is not supported")
+        millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp)
+        travels = ref.version is not None or millis is not None
+        if ref.system_table is not None:
+            system = ref.system_table
+            snapshot_id = None
+            if travels:
+                if system not in SNAPSHOT_SYSTEM_TABLES:
+                    raise SqlError(
+                        f"Time travel on {shown}${system} is not supported: only "
+                        f"{', '.join(sorted(SNAPSHOT_SYSTEM_TABLES))} show a snapshot"
+                    )
+                _, snapshot = travelled(table, ref.version, millis)
+                snapshot_id = None if snapshot is None else snapshot.snapshot_id
+            return system_table_dataframe(
+                self.spark, table, system, snapshot_id, self._time_zone(), schema_only
+            )
+        moved, snapshot = travelled(table, ref.version, millis)
+        return table_dataframe(self.spark, moved, snapshot, schema_only)
+
+    def _timestamp_millis(self, value: exp.Expr) -> int:
+        """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in
+        the session time zone (a number is seconds), as it does for Paimon."""
+        cast = exp.cast(value.copy(), exp.DataType.build("TIMESTAMP"))
+        query = exp.select(exp.Anonymous(this="unix_micros", expressions=[cast]))
+        shown = value.sql(dialect="spark")
+        try:
+            micros = self.spark.sql(query.sql(dialect="spark")).collect()[0][0]
+        except PySparkException as e:
+            raise SqlError(f"Invalid TIMESTAMP AS OF {shown}: {first_line(e)}") from None
+        if micros is None:
+            raise SqlError(f"Invalid TIMESTAMP AS OF {shown}: it is NULL")
+        return int(micros) // 1000
+
+    def _unsupported_on_paimon(self, tree: exp.Expr, text: str) -> DataFrame:
+        for table in tree.find_all(exp.Table):
+            if not isinstance(table.this, exp.Identifier) or _is_cte(table):
+                continue
+            if table.args.get("version") is not None or "$" in table.name:
+                target: tuple[str, str] | None = (self._paimon_database(table), table.name)
+            else:
+                target = self._resolve(table)
+            if target is not None:
+                kind = _STATEMENT_NAMES.get(tree.key, tree.key.upper())
+                raise SqlError(
+                    f"{kind} is not supported on Paimon table "
+                    f"{CATALOG_NAME}.{target[0]}.{target[1]}"
+                )
+        return self._spark_sql(text)
+
+    def _refuse_alter(self, rest: str, text: str) -> None:
+        """ALTER statements sqlglot cannot parse (other than tag DDL) on a Paimon table."""
+        tokens = _tokenize(rest)
+        if len(tokens) < 2 or tokens[0].text.upper() != "TABLE":
+            return
+        parts: list[str] = []
+        for token in tokens[1:]:
+            if token.token_type == TokenType.DOT:
+                continue
+            if token.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) or len(parts) == 3:
+                break
+            parts.append(token.text)
+        if not parts:
+            return
+        table = _table(parts)
+        target = self._resolve(table)
+        if target is not None:
+            snippet = text if len(text) <= 80 else text[:77] + "..."
+            raise SqlError(
+                f"Not supported on Paimon table {CATALOG_NAME}.{target[0]}.{target[1]}: {snippet}"
+            )
+
+    def _explain(self, text: str) -> DataFrame | None:
+        tokens = _tokenize(text)
+        if len(tokens) != 2 or tokens[0].text.upper() != "EXPLAIN":
+            return None
+        rest = tokens[1].text
+        inner = _tokenize(rest)
+        mode = ""
+        if inner and inner[0].text.upper() in _EXPLAIN_MODES:
+            mode = inner[0].text.upper() + " "
+            rest = rest[inner[0].end + 1 :]
+        statement = parse_statement(rest)
+        if isinstance(statement, CallStatement):
+            raise SqlError("EXPLAIN of a CALL is not supported")
+        tree = statement.tree
+        if not isinstance(tree, (exp.Query, exp.Values)):
+            if statement.paimon_tables:
+                raise SqlError("EXPLAIN on Paimon tables is supported for queries only")
+            return self._spark_sql(text)
+        return self._query(tree, rest, prefix=f"EXPLAIN {mode}")
+
+    # ------------------------------------------------------------------- statements
+
+    def _call(self, statement: CallStatement) -> DataFrame:
+        if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
+            raise SqlError(f"Catalog {statement.catalog} does not support procedures")
+        result = call_procedure(
+            statement.procedure,
+            statement.args or None,
+            statement.positional or None,
+            catalog=self._paimon(),
+            current_database=self.current_database,
+            time_zone=self._time_zone(),
+            catalog_name=CATALOG_NAME,
+        )
+        return local_dataframe(self.spark, result.rows, result.spark_schema())
+
+    def _tag_ddl(self, text: str) -> DataFrame:
+        statement = parse_tag_ddl(text)
+        procedure = "show_tags" if statement.action == "show" else f"{statement.action}_tag"
+        context = CallContext(
+            self._paimon(),
+            self.current_database,
+            procedure,
+            catalog_name=CATALOG_NAME,
+        )
+        result = run_tag_statement(statement, context=context)
+        return local_dataframe(self.spark, result.rows, result.spark_schema())
+
+    def _database_name(self, table: exp.Table) -> str | None:
+        """`db` or `paimon.db` (parsed into the table and db slots); None: another catalog."""
+        if table.catalog:
+            raise SqlError(f"Nested namespaces are not supported: {table.sql(dialect='spark')}")
+        if table.db and table.db.lower() != CATALOG_NAME:
+            return None
+        return table.name
+
+    def _use(self, tree: exp.Use, text: str) -> DataFrame:
+        target = tree.this
+        if not isinstance(target, exp.Table):
+            return self._spark_sql(text)
+        if not target.db and target.name.lower() == CATALOG_NAME:
+            self._paimon()
+            self.current_database = DEFAULT_DATABASE
+            return _empty(self.spark)
+        database = self._database_name(target)
+        if database is None:
+            return self._spark_sql(text)
+        if not self._paimon().database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        self.current_database = database
+        return _empty(self.spark)
+
+    def _create_database(self, tree: exp.Create, text: str) -> DataFrame:
+        database = self._database_name(tree.this)
+        if database is None:
+            return self._spark_sql(text)
+        self._paimon().create_database(database, ignore_if_exists=bool(tree.args.get("exists")))
+        return _empty(self.spark)
+
+    def _drop_database(self, tree: exp.Drop, text: str) -> DataFrame:
+        (target,) = tree.args.get("tables") or [tree.this]
+        database = self._database_name(target)
+        if database is None:
+            return self._spark_sql(text)
+        self._paimon().drop_database(
+            database,
+            ignore_if_not_exists=bool(tree.args.get("exists")),
+            cascade=bool(tree.args.get("cascade")),
+        )
+        if database == self.current_database:
+            self.current_database = DEFAULT_DATABASE
+        return _empty(self.spark)
+
+    def _show(self, rest: str) -> DataFrame | None:
+        """SHOW DATABASES / TABLES / CURRENT NAMESPACE of the Paimon catalog; None: Spark's."""
+        tokens = _tokenize(rest)
+        words = [t.text.upper() for t in tokens]
+        if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
+            schema = "catalog STRING NOT NULL, namespace STRING NOT NULL"
+            return local_dataframe(self.spark, [(CATALOG_NAME, self.current_database)], schema)
+        if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
+            return None
+        position = 1
+        namespace: list[str] = []
+        if position < len(tokens) and words[position] in ("FROM", "IN"):
+            position += 1
+            while position < len(tokens) and tokens[position].token_type in (
+                TokenType.VAR,
+                TokenType.IDENTIFIER,
+            ):
+                namespace.append(tokens[position].text)
+                position += 1
+                if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
+                    position += 1
+                else:
+                    break
+        pattern, position = _like_pattern(tokens, position)
+        if position != len(tokens):
+            return None
+        catalog = self._paimon()
+        if words[0] != "TABLES":
+            if namespace and [n.lower() for n in namespace] != [CATALOG_NAME]:
+                return None
+            names = [d for d in catalog.list_databases() if _matches(d, pattern)]
+            return local_dataframe(self.spark, [(d,) for d in names], "namespace STRING NOT NULL")
+        if len(namespace) == 2 and namespace[0].lower() == CATALOG_NAME:
+            namespace = namespace[1:]
+        if len(namespace) > 1:
+            return None
+        database = namespace[0] if namespace else self.current_database
+        rows = [(database, t, False) for t in catalog.list_tables(database) if _matches(t, pattern)]
+        schema = (
+            "namespace STRING NOT NULL, tableName STRING NOT NULL, isTemporary BOOLEAN NOT NULL"
+        )
+        return local_dataframe(self.spark, rows, schema)
+
+    def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:
+        (table,) = tree.args.get("tables") or [tree.this]
+        if tree.args.get("temporary") or not isinstance(table, exp.Table):
+            return self._spark_sql(text)
+        target = self._target(table)
+        if target is None:
+            return self._spark_sql(text)
+        database, name = target
+        self._paimon().drop_table(f"{database}.{name}", bool(tree.args.get("exists")))
+        return _empty(self.spark)
+
+    def _create_table(self, tree: exp.Create, text: str) -> DataFrame:
+        spec = table_spec(tree)
+        if spec.temporary or (spec.provider not in (None, PAIMON_PROVIDER)):
+            if spec.target.catalog.lower() == CATALOG_NAME:
+                raise SqlError(
+                    f"Paimon tables are created USING paimon, not {spec.provider or 'TEMPORARY'}"
+                )
+            return self._query(tree, text)
+        target = self._target(spec.target, must_exist=False)
+        if target is None:
+            return self._query(tree, text)
+        database, name = target
+        identifier = f"{database}.{name}"
+        catalog = self._paimon()
+        if not catalog.database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        if spec.query is None:
+            catalog.create_table(identifier, spec.schema(), ignore_if_exists=spec.if_not_exists)
+            return _empty(self.spark)
+        if catalog.table_exists(identifier):
+            if spec.if_not_exists:
+                return _empty(self.spark)
+            raise TableAlreadyExist(f"Table {identifier} already exists")
+        source = self._query(spec.query, spec.query.sql(dialect="spark"))
+        nullable = st.StructType(
+            [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
+        )
+        table = catalog.create_table(identifier, spec.schema(from_spark_schema(nullable)))
+        try:
+            write_dataframe(table, source, overwrite=False)
+        except BaseException:
+            catalog.drop_table(identifier, ignore_if_not_exists=True)
+            raise
+        return _empty(self.spark)
+
+    def _insert(self, tree: exp.Insert, text: str) -> DataFrame:
+        spec = insert_spec(tree)
+        target = self._target(spec.target)
+        if target is None:
+            return self._query(tree, text)
+        table = self._load(*target)
+        source = self._query(spec.source, spec.source.sql(dialect="spark"))
+        rows = insert_dataframe(table, spec, source)
+        overwrite: Overwrite = False
+        if spec.overwrite:
+            mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+            if str(mode).lower() == "dynamic" and table.schema.partition_keys:
+                overwrite = True
+            else:
+                overwrite = static_partition(self.spark, table, spec.static)
+        write_dataframe(table, rows, overwrite)
+        return _empty(self.spark)
+
+
+def _table(parts: list[str]) -> exp.Table:
+    """`[catalog.][db.]name` as a table node."""
+    names = [exp.to_identifier(p) for p in parts]
+    catalog, db = ([None] * (3 - len(names)) + names)[:2]
+    return exp.Table(this=names[-1], db=db, catalog=catalog)
+
+
+def _tokenize(text: str) -> list[Token]:
+    """Tokens of `text`, or none when it does not tokenize (the parser then says why)."""
+    try:
+        return _TOKENIZER(dialect=PaimonSpark()).tokenize(text)
+    except TokenError:
+        return []
+
+
+def _like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
+    if position < len(tokens) and tokens[position].text.upper() == "LIKE":
+        position += 1
+    if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
+        return tokens[position].text, position + 1
+    return None, position
+
+
+def _matches(name: str, pattern: str | None) -> bool:
+    """Spark's `StringUtils.filterPattern`: `*` is any text, `|` separates alternatives."""
+    if pattern is None:
+        return True
+    for alternative in pattern.split("|"):
+        try:
+            if re.fullmatch(alternative.strip().replace("*", ".*"), name, re.IGNORECASE):
+                return True
+        except re.error:
+            continue
+    return False

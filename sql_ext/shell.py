@@ -1,0 +1,421 @@
+"""`paimon-sql`: a `spark-sql`-like command line over `PaimonSession`.
+
+`paimon-sql -e "SQL"` and `paimon-sql -f file.sql` run a script and stop at the first failing
+statement; without either, statements piped on stdin run the same way, and a terminal gets an
+interactive prompt (history in ~/.paimon_sql_history; Enter runs the input once it ends with a
+`;` outside quotes and comments; Ctrl-C cancels the input or the running statement; Ctrl-D,
+`quit;` or `exit;` leave). `quit;` also ends a script. `sql_ext/submit.py` (the spark-submit
+entry) runs through `run()` too, with the SparkSession spark-submit provides, so both behave
+alike.
+
+Exit codes: 0 success, 1 a statement failed (one line `Error: <message>` on stderr, never a
+traceback unless `--verbose` or `PAIMON_SQL_DEBUG=1`), 2 a bad command line, 130 interrupted.
+stdout holds only results (see `sql_ext.output`); Spark logs and its progress bar go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sqlglot.errors import ParseError
+
+from paimon_core.exceptions import PaimonError
+from sql_ext.output import OutputFormat, write_result
+from sql_ext.parse import split_statements
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sql_ext.session import PaimonSession
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Console",
+    "build_parser",
+    "error_message",
+    "is_complete",
+    "local_session",
+    "main",
+    "prepare_environment",
+    "quiet_spark",
+    "run",
+]
+
+PROG = "paimon-sql"
+DEBUG_ENV = "PAIMON_SQL_DEBUG"
+HISTORY_FILE = "~/.paimon_sql_history"
+SPARK_CONF_DIR = Path(__file__).resolve().parent.parent / "spark-conf"
+"""The repository's Spark configuration; absent when the package is installed elsewhere."""
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+LOG_LEVEL = "ERROR"
+_QUIT = frozenset({"quit", "exit"})
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*): (.*)$")
+_OWN_MODULES = ("paimon_core.", "procedures.", "sql_ext.")
+
+SessionFactory = Callable[[argparse.Namespace], "PaimonSession"]
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class UsageError(Exception):
+    """A bad command line (exit code 2)."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse prints usage and exits; we want one line
+        raise UsageError(message)
+
+
+def _conf_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog=prog,
+        add_help=False,
+        description="Run Spark SQL with Apache Paimon's extensions (CALL sys.*, t$snapshots, "
+        "VERSION AS OF) on Paimon tables.",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "-e", dest="execute", metavar="SQL", help="run these ;-separated statements"
+    )
+    source.add_argument("-f", dest="file", metavar="FILE", help="run the statements of FILE")
+    parser.add_argument(
+        "--conf",
+        metavar="KEY=VALUE",
+        type=_conf_pair,
+        action="append",
+        default=[],
+        help="a Spark configuration property (repeatable)",
+    )
+    parser.add_argument("--master", help="Spark master URL (default: spark-defaults, local[*])")
+    parser.add_argument("--warehouse", help="the Paimon warehouse path or URI")
+    parser.add_argument(
+        "--output",
+        choices=[f.value for f in OutputFormat],
+        default=OutputFormat.TABLE.value,
+        help="result format (default: table)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help=f"show tracebacks (also {DEBUG_ENV}=1)"
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    return parser
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _worker_error(text: str) -> str | None:
+    """The exception line of a Python traceback that Spark wrapped into its message."""
+    start = text.find(_TRACEBACK)
+    if start < 0:
+        return None
+    found = None
+    for line in text[start:].splitlines():
+        if line.startswith("JVM stacktrace:"):
+            break
+        match = _EXCEPTION_LINE.match(line)
+        if match:
+            found = match
+    if found is None:
+        return None
+    qualified, message = found.groups()
+    if qualified.startswith(_OWN_MODULES):
+        return message
+    return f"{qualified.rpartition('.')[2]}: {message}"
+
+
+def _java_error(text: str) -> str:
+    """`An error occurred while calling o1.sql.\\n: java.lang.X: msg\\n\\tat ...` -> `java.lang.X: msg`."""
+    for line in text.splitlines()[1:]:
+        if line.startswith(": "):
+            return line[2:].strip()
+    return _first_line(text)
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    return (PaimonError, ParseError, PySparkException, Py4JJavaError)
+
+
+def error_message(error: BaseException) -> str:
+    """The one-line message printed after `Error: ` for a failed statement.
+
+    Errors users cause (Paimon, parse, Spark) give their message's first line; a Python
+    traceback inside a Spark message gives its exception line; anything else is prefixed
+    with its type, since it is likely a bug.
+    """
+    text = str(error)
+    if type(error).__name__ == "Py4JJavaError":
+        return _java_error(text) or type(error).__name__
+    if isinstance(error, _user_error_types()):
+        return _worker_error(text) or _first_line(text) or type(error).__name__
+    message = _first_line(text)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+@dataclass(slots=True)
+class Console:
+    """Where results and errors go, and how they look."""
+
+    out: TextIO
+    err: TextIO
+    output: OutputFormat
+    verbose: bool
+
+    def error(self, error: BaseException) -> None:
+        if self.verbose:
+            traceback.print_exception(error, file=self.err)
+        self.note(f"Error: {error_message(error)}")
+
+    def note(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def prepare_environment() -> None:
+    """Before the JVM starts: use the repository's spark-defaults and this Python for workers."""
+    if not os.environ.get("SPARK_CONF_DIR") and SPARK_CONF_DIR.is_dir():
+        os.environ["SPARK_CONF_DIR"] = str(SPARK_CONF_DIR)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def quiet_spark(spark: SparkSession) -> None:
+    """Keep Spark's logs to errors (unless `spark.log.level` is set) and PySpark's to itself.
+
+    PySpark logs every failed query as JSON on stderr before raising it; the shell reports the
+    error itself, once.
+    """
+    import logging
+
+    if not spark.sparkContext.getConf().contains("spark.log.level"):
+        spark.sparkContext.setLogLevel(LOG_LEVEL)
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def local_session(args: argparse.Namespace) -> PaimonSession:
+    """The shell's own session: a new local SparkSession configured from the command line."""
+    prepare_environment()
+    from sql_ext.session import PaimonSession
+
+    session = PaimonSession(
+        warehouse=args.warehouse, master=args.master, conf=dict(args.conf), app_name=PROG
+    )
+    quiet_spark(session.spark)
+    return session
+
+
+# --------------------------------------------------------------------------- running
+
+
+def is_complete(text: str) -> bool:
+    """Whether an interactive buffer is ready to run: it ends with a `;` outside quotes and
+    comments (so `'a;'`, `-- x;` or an open `/* ...;` wait for more), or is blank, or is a
+    bare `quit`/`exit`.
+    """
+    stripped = text.strip()
+    if not stripped or stripped.rstrip(";").strip().lower() in _QUIT:
+        return True
+    # A finished buffer gets a new statement from the appended text; an unfinished one (code
+    # after the last `;`, an open quote or comment) absorbs it.
+    return len(split_statements(text + "\n_")) > len(split_statements(text))
+
+
+def _is_quit(statement: str) -> bool:
+    return statement.strip().lower() in _QUIT
+
+
+def _until_quit(script: str) -> str:
+    """The script up to a `quit`/`exit` statement, which ends a script as in spark-sql."""
+    statements = split_statements(script)
+    for i, statement in enumerate(statements):
+        if _is_quit(statement):
+            return "\n;\n".join(statements[:i])
+    return script
+
+
+def run_statements(session: PaimonSession, script: str, console: Console) -> int:
+    """Run a script and print each result; stop at the first error (exit code 1)."""
+    try:
+        for _statement, result in session.run_script(_until_quit(script)):
+            write_result(result, console.output, console.out)
+    except KeyboardInterrupt:
+        console.note("Error: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        console.error(error)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _prompt_reader(session: PaimonSession) -> Callable[[], str]:
+    """A prompt_toolkit reader: Enter runs a complete statement, else starts a new line."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if is_complete(buffer.text):
+            buffer.validate_and_handle()
+        else:
+            buffer.insert_text("\n")
+
+    history_path = Path(HISTORY_FILE).expanduser()
+    history: History = (
+        FileHistory(str(history_path))
+        if os.access(history_path.parent, os.W_OK)
+        else InMemoryHistory()
+    )
+    prompt = PromptSession(
+        history=history,
+        multiline=True,
+        key_bindings=bindings,
+        prompt_continuation=lambda width, _line, _soft: " " * max(width - 2, 0) + "> ",
+    )
+    return lambda: prompt.prompt(f"{PROG} ({session.current_database})> ")
+
+
+def interact(
+    session: PaimonSession, console: Console, read: Callable[[], str] | None = None
+) -> int:
+    """The read-run-print loop; errors are reported and the loop goes on.
+
+    `read` returns one complete input (raising EOFError at the end, KeyboardInterrupt when the
+    user cancels the input); the default reads from the terminal.
+    """
+    read = read or _prompt_reader(session)
+    while True:
+        try:
+            text = read()
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            return EXIT_OK
+        for statement in split_statements(text):
+            if _is_quit(statement):
+                return EXIT_OK
+            started = time.monotonic()
+            try:
+                rows = write_result(session.sql(statement), console.output, console.out)
+            except KeyboardInterrupt:
+                console.note("Interrupted")
+                break
+            except Exception as error:
+                console.error(error)
+                break
+            console.note(f"Time taken: {time.monotonic() - started:.3f} s, {rows} row(s)")
+
+
+def run(
+    argv: Sequence[str] | None = None,
+    *,
+    session: PaimonSession | None = None,
+    session_factory: SessionFactory = local_session,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    prog: str = PROG,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Parse `argv`, run, and return the exit code; never raises for user errors.
+
+    A given `session` is used as is and left running; otherwise `session_factory` makes one
+    from the parsed arguments (after the input is read, so argument errors cost no JVM) and it
+    is stopped at the end.
+    """
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    environ = os.environ if environ is None else environ
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        stderr.write(f"{prog}: error: {_first_line(str(error))}\n")
+        return EXIT_USAGE
+    if args.help:
+        stdout.write(parser.format_help())
+        return EXIT_OK
+
+    script: str | None = args.execute
+    if args.file is not None:
+        try:
+            script = Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or error
+            stderr.write(f"{prog}: error: cannot read {args.file}: {_first_line(str(reason))}\n")
+            return EXIT_USAGE
+    elif script is None and not stdin.isatty():
+        script = stdin.read()
+
+    verbose = args.verbose or environ.get(DEBUG_ENV, "") not in ("", "0")
+    console = Console(stdout, stderr, OutputFormat(args.output), verbose)
+    if script is not None and not split_statements(script):
+        return EXIT_OK
+
+    own = session is None
+    try:
+        if session is None:
+            session = session_factory(args)
+        if script is not None:
+            return run_statements(session, script, console)
+        return interact(session, console)
+    except KeyboardInterrupt:
+        console.note("Error: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        console.error(error)
+        return EXIT_FAILED
+    finally:
+        if own and session is not None:
+            try:
+                session.stop()
+            except Exception as error:
+                if verbose:
+                    console.error(error)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `paimon-sql` console script."""
+    return run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""A corpus of bad statements and arguments: each is a clear one-line error and changes nothing.
+
+Names and string arguments that look like injections (quotes, ``;``, ``--``, path tricks)
+must never reach Spark as SQL nor the file system as paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pyspark.errors import PySparkException
+
+from paimon_core.exceptions import PaimonError
+from sql_ext.parse import SqlParseError
+from sql_ext.session import PaimonSession
+from tests.unit.procedures.helpers import fingerprint, new_catalog, new_table, tag_names
+
+USER_ERRORS = (PaimonError, SqlParseError, PySparkException)
+
+BAD = [
+    # CALL: names, arguments, types
+    ("CALL sys.no_such_procedure(table => 'db.t')", "no_such_procedure"),
+    ("CALL sys.create_tag(table => 'db.t')", "tag"),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'x', bogus => 1)", "bogus"),
+    ("CALL sys.create_tag(table => 'db.t', 'x')", "mix"),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'x', snapshot => 'abc')", "snapshot"),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'x', time_retained => '1 fortnight')", "fortnight"),
+    ("CALL sys.create_tag(table => 'db.missing', tag => 'x')", "missing"),
+    ("CALL sys.create_tag(table => 'nodb.t', tag => 'x')", "nodb"),
+    ("CALL sys.create_tag(table => 'db.t; DROP TABLE db.t', tag => 'x')", "DROP TABLE"),
+    # tag names
+    ("CALL sys.create_tag(table => 'db.t', tag => '../x')", ".."),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'a/b')", "/"),
+    ("CALL sys.create_tag(table => 'db.t', tag => '..\\\\snapshot')", ".."),
+    ("CALL sys.create_tag(table => 'db.t', tag => '.hidden')", ".hidden"),
+    ("CALL sys.create_tag(table => 'db.t', tag => '')", "blank"),
+    ("CALL sys.create_tag(table => 'db.t', tag => '123')", "numeric"),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'x/../../snapshot/snapshot-1')", "/"),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'first', snapshot => 1)", "first"),
+    ("CALL sys.rename_tag(table => 'db.t', tag => 'missing', target_tag => 'y')", "missing"),
+    ("CALL sys.rename_tag(table => 'db.t', tag => 'first', target_tag => '../y')", ".."),
+    ("CALL sys.delete_tag(table => 'db.t', tag => 'first,../x')", ".."),
+    ("CALL sys.replace_tag(table => 'db.t', tag => 'missing')", "missing"),
+    # rollback and expiry
+    ("CALL sys.rollback(table => 'db.t', snapshot => 99)", "99"),
+    ("CALL sys.rollback(table => 'db.t', tag => 'missing')", "missing"),
+    ("CALL sys.rollback(table => 'db.t', snapshot => 1, tag => 'first')", "only"),
+    ("CALL sys.rollback_to_timestamp(table => 'db.t', timestamp => 'yesterday')", "timestamp"),
+    ("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 2)", "retain"),
+    ("CALL sys.expire_snapshots(table => 'db.t', older_than => 'not a time')", "not a time"),
+    ("CALL sys.remove_orphan_files(table => 'db.t', older_than => 'soon')", "soon"),
+    # syntax
+    ("CALL sys.create_tag(table => 'db.t', tag => 'x'", ""),
+    ("CALL sys.create_tag(table => 'db.t', tag => 'unterminated)", "nterminated"),
+    ("SELECT * FROM db.t$snapshots WHERE", ""),
+    # system tables and time travel
+    ("SELECT * FROM db.missing$snapshots", "missing"),
+    ("SELECT * FROM db.t$no_such_table", "no_such_table"),
+    ("SELECT * FROM db.t VERSION AS OF 99", "99"),
+    ("SELECT * FROM db.t VERSION AS OF 'no_such_tag'", "no_such_tag"),
+    ("SELECT * FROM db.t TIMESTAMP AS OF '1999-01-01 00:00:00'", "no snapshot"),
+    # tag DDL and tables
+    ("ALTER TABLE db.t CREATE TAG `../x`", ".."),
+    ("ALTER TABLE db.t CREATE TAG first", "first"),
+    ("CREATE TABLE db.t (id BIGINT)", "t"),
+    ("SELECT * FROM db.no_such_table", "no_such_table"),
+    ("INSERT INTO db.no_such_table VALUES (1)", "no_such_table"),
+]
+
+
+@pytest.fixture
+def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    from paimon_core.tag_management import create_tag
+
+    create_tag(table, "first", snapshot_id=1)
+    session = PaimonSession(spark, warehouse=warehouse)
+    session.sql("SHOW DATABASES").collect()  # the catalog's own set-up (Paimon's `default` db)
+    yield session
+
+
+@pytest.mark.parametrize(("statement", "named"), BAD, ids=[s for s, _ in BAD])
+def test_bad_statement_is_a_clear_error_and_changes_nothing(
+    session: PaimonSession, warehouse: str, statement: str, named: str
+) -> None:
+    before = fingerprint(warehouse)
+    with pytest.raises(USER_ERRORS) as err:
+        session.sql(statement).collect()
+    message = str(err.value)
+    first_line = message.splitlines()[0] if message else ""
+    assert first_line.strip(), f"empty error for {statement!r}"
+    if not isinstance(err.value, PySparkException):
+        assert "\n" not in message
+    assert named.lower() in message.lower()
+    assert fingerprint(warehouse) == before
+
+
+@pytest.mark.parametrize(
+    "name", ["x'; DROP TABLE db.t; --", "a\"b", "$snapshots", "tag with spaces", "ünï-标签"]
+)
+def test_injection_like_tag_names_are_just_names(session: PaimonSession, name: str) -> None:
+    """Quotes, ``;`` and comments in a string argument are part of the value, nothing else."""
+    from sqlglot import exp
+
+    literal = exp.Literal.string(name).sql(dialect="spark")
+    session.sql(f"CALL sys.create_tag(table => 'db.t', tag => {literal})").collect()
+    table = session.catalog.get_table("db.t")
+    assert sorted(tag_names(table)) == sorted(["first", name])
+    assert session.sql("SELECT count(*) AS n FROM db.t").collect()[0]["n"] == 6
+    rows = session.sql(f"SELECT * FROM db.t VERSION AS OF {literal}").collect()
+    assert len(rows) == 6

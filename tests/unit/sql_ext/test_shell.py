@@ -1,0 +1,329 @@
+"""The paimon-sql command: arguments, scripts, output formats, errors and the interactive loop.
+
+Everything runs `shell.run()` in-process on the shared SparkSession, except two subprocess
+tests of the installed command (each starts its own JVM).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sql_ext.output import OutputFormat
+from sql_ext.session import PaimonSession
+from sql_ext.shell import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Console,
+    error_message,
+    interact,
+    is_complete,
+)
+from sql_ext.shell import run as shell_run
+from tests.unit.procedures.helpers import new_catalog, new_table
+
+ROOT = Path(__file__).resolve().parents[3]
+QUICKSTART = ROOT / "examples" / "quickstart.sql"
+
+
+def run(*argv: str, session: Any = None, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+
+    def no_session(_args: Any) -> Any:
+        raise AssertionError("a session was started")
+
+    code = shell_run(
+        list(argv),
+        session=session,
+        session_factory=no_session,
+        stdin=io.StringIO(stdin),
+        stdout=out,
+        stderr=err,
+        environ={},
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
+    session = PaimonSession(spark, warehouse=warehouse)
+    yield session
+    session.stop()
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+# --------------------------------------------------------------------------- no Spark
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [
+        ("SELECT 1;", True),
+        ("SELECT 1", False),
+        ("SELECT 1;\n  ", True),
+        ("SELECT 1; -- done", True),
+        ("SELECT ';'", False),
+        ("SELECT 'a;\n", False),
+        ("SELECT 1 -- not the end;", False),
+        ("SELECT 1 /* still; open", False),
+        ("SELECT 1 /* closed; */;", True),
+        ("SELECT `a;b`", False),
+        ("SELECT 1; SELECT 2", False),
+        ("SELECT 1; SELECT 2;", True),
+        ("", True),
+        ("quit", True),
+        ("EXIT;", True),
+    ],
+)
+def test_statement_completeness(text: str, complete: bool) -> None:
+    assert is_complete(text) is complete
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--bogus"], "--bogus"),
+        (["-e", "SELECT 1", "-f", "x.sql"], "not allowed"),
+        (["--output", "csv", "-e", "SELECT 1"], "csv"),
+        (["--conf", "novalue", "-e", "SELECT 1"], "KEY=VALUE"),
+        (["-f", "/no/such/file.sql"], "No such file"),
+    ],
+)
+def test_argument_errors_are_one_line_and_exit_2(argv: list[str], needle: str) -> None:
+    code, out, err = run(*argv)
+    assert code == EXIT_USAGE
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("paimon-sql: error:") and needle in err
+
+
+def test_help_and_blank_input_start_no_session() -> None:
+    code, out, err = run("--help")
+    assert (code, err) == (EXIT_OK, "")
+    assert "-e SQL" in out and "--output {table,tsv,json}" in out
+    assert run("-e", " ; -- nothing\n;") == (EXIT_OK, "", "")
+
+
+def test_unexpected_errors_name_their_type() -> None:
+    assert error_message(TypeError("boom\nmore")) == "TypeError: boom"
+    assert error_message(KeyError()) == "KeyError"
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+def test_e_runs_statements_in_order_and_prints_json(session: PaimonSession) -> None:
+    code, out, err = run(
+        "--output",
+        "json",
+        "-e",
+        "CREATE DATABASE db; "
+        "CREATE TABLE db.t (id BIGINT, name STRING, d DECIMAL(5, 2)); "
+        "INSERT INTO db.t VALUES (1, 'a;b', 1.50), (2, NULL, NULL); "
+        "SELECT * FROM db.t ORDER BY id; "
+        "SELECT snapshot_id, commit_kind FROM db.t$snapshots",
+        session=session,
+    )
+    assert (code, err) == (EXIT_OK, "")
+    assert json_lines(out) == [
+        {"id": 1, "name": "a;b", "d": "1.50"},
+        {"id": 2, "name": None, "d": None},
+        {"snapshot_id": 1, "commit_kind": "APPEND"},
+    ]
+
+
+def test_f_runs_a_file_as_tsv_and_table(session: PaimonSession, tmp_path: Path) -> None:
+    script = tmp_path / "script.sql"
+    script.write_text(
+        "CREATE DATABASE db;\n"
+        "CREATE TABLE db.t (id BIGINT, name STRING);\n"
+        "INSERT INTO db.t VALUES (1, 'x'), (2, 'tab\there');\n"
+        "SELECT * FROM db.t ORDER BY id;\n",
+        encoding="utf-8",
+    )
+    code, out, err = run("--output", "tsv", "-f", str(script), session=session)
+    assert (code, out, err) == (EXIT_OK, "id\tname\n1\tx\n2\ttab\\there\n", "")
+    code, out, _ = run("-e", "SELECT id, name FROM db.t WHERE id = 1", session=session)
+    assert (code, out) == (EXIT_OK, "+---+----+\n|id |name|\n+---+----+\n|1  |x   |\n+---+----+\n")
+
+
+def test_stdin_script_when_not_a_terminal_ends_at_quit(session: PaimonSession) -> None:
+    script = "SELECT 1 AS one -- first\n;\nQUIT;\nSELECT 2 AS two;\n"
+    code, out, _ = run("--output", "tsv", session=session, stdin=script)
+    assert (code, out) == (EXIT_OK, "one\n1\n")
+
+
+def test_stops_at_the_first_error_with_one_line(session: PaimonSession, warehouse: str) -> None:
+    code, out, err = run(
+        "--output",
+        "json",
+        "-e",
+        "SELECT 1 AS one; SELECT * FROM no_db.no_table; CREATE DATABASE after_error",
+        session=session,
+    )
+    assert code == EXIT_FAILED
+    assert out == '{"one":1}\n'
+    assert err.count("\n") == 1 and err.startswith("Error: ") and "no_table" in err
+    assert "Traceback" not in err
+    assert not Path(warehouse, "after_error.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("script", "needle"),
+    [
+        ("SELECT * FROM t$snapshots WHERE", "Error: "),  # sqlglot
+        ("SELEC 1", "PARSE_SYNTAX_ERROR"),  # Spark's parser
+        ("CALL sys.create_tag(table => 'db.missing', tag => 'x')", "missing"),  # Paimon
+    ],
+)
+def test_each_kind_of_error_is_one_line(session: PaimonSession, script: str, needle: str) -> None:
+    code, out, err = run("-e", script, session=session)
+    assert (code, out) == (EXIT_FAILED, "")
+    assert err.count("\n") == 1 and err.startswith("Error: ") and needle in err
+
+
+def test_python_worker_errors_show_the_exception_line(session: PaimonSession) -> None:
+    def boom(x: int) -> int:
+        raise ValueError(f"bad value {x}")
+
+    session.spark.udf.register("shell_test_boom", boom, "int")
+    code, _, err = run("-e", "SELECT shell_test_boom(7)", session=session)
+    assert (code, err) == (EXIT_FAILED, "Error: ValueError: bad value 7\n")
+
+
+def test_verbose_shows_the_traceback(session: PaimonSession) -> None:
+    code, _, err = run("--verbose", "-e", "SELECT * FROM no_db.no_table", session=session)
+    assert code == EXIT_FAILED
+    assert "Traceback" in err and err.splitlines()[-1].startswith("Error: ")
+
+
+def test_quickstart_runs_green_twice(session: PaimonSession) -> None:
+    for _ in range(2):
+        code, out, err = run("--output", "json", "-f", str(QUICKSTART), session=session)
+        assert (code, err) == (EXIT_OK, "")
+    rows = json_lines(out)
+    assert {"result": True} in rows
+    kept = [
+        r["snapshot_id"]
+        for r in rows
+        if set(r) == {"snapshot_id", "commit_kind", "total_record_count"}
+    ]
+    assert kept == [3, 4]
+    assert {"deleted_snapshots_count": 2} in rows
+    first = [r for r in rows if set(r) == {"order_id", "customer", "amount", "dt"}][-2:]
+    assert [(r["order_id"], r["amount"]) for r in first] == [(1, "10.50"), (2, "7.25")]
+
+
+# --------------------------------------------------------------------------- interactive
+
+
+def test_interactive_loop_continues_after_errors(session: PaimonSession) -> None:
+    inputs: list[Callable[[], str]] = [
+        lambda: "SELECT 1 AS a;",
+        lambda: (_ for _ in ()).throw(KeyboardInterrupt),
+        lambda: "SELECT * FROM no_db.no_table; SELECT 'skipped' AS s;",
+        lambda: "SELECT 2 AS b; quit; SELECT 3 AS c;",
+    ]
+    feed = iter(inputs)
+    out, err = io.StringIO(), io.StringIO()
+    console = Console(out, err, OutputFormat.TSV, verbose=False)
+    assert interact(session, console, read=lambda: next(feed)()) == EXIT_OK
+    assert out.getvalue() == "a\n1\nb\n2\n"
+    notes = err.getvalue().splitlines()
+    assert [n for n in notes if n.startswith("Error: ")] == notes[1:2]
+    assert notes[0].startswith("Time taken: ")
+
+
+def test_interactive_loop_ends_at_eof(session: PaimonSession) -> None:
+    def eof() -> str:
+        raise EOFError
+
+    console = Console(io.StringIO(), io.StringIO(), OutputFormat.TABLE, verbose=False)
+    assert interact(session, console, read=eof) == EXIT_OK
+
+
+# --------------------------------------------------------------------------- real processes
+
+QUIET = ["--master", "local[1]", "--conf", "spark.ui.showConsoleProgress=false"]
+
+
+@dataclass
+class Launched:
+    warehouse: str
+    process: subprocess.Popen[str]
+
+    def finish(self) -> tuple[int, str, str]:
+        out, err = self.process.communicate(timeout=300)
+        return self.process.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Launched]]:
+    """Both commands start at once: each JVM takes ~10 s to come up, so they overlap."""
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_CONF_DIR": str(ROOT / "spark-conf"),
+    }
+    scripts = {
+        "call": [
+            str(Path(sys.executable).with_name("paimon-sql")),
+            "--output",
+            "json",
+            "-e",
+            "CALL sys.create_tag(table => 'db.t', tag => 'nightly', snapshot => 1)",
+        ],
+        "failing": [
+            sys.executable,
+            "-m",
+            "sql_ext.shell",
+            "-e",
+            "SELECT * FROM db.t VERSION AS OF 'no_such_tag'; "
+            "CALL sys.create_tag(table => 'db.t', tag => 'never')",
+        ],
+    }
+    runs = {}
+    for name, argv in scripts.items():
+        warehouse = str(tmp_path_factory.mktemp(name))
+        new_table(new_catalog(warehouse), commits=2)
+        process = subprocess.Popen(
+            [*argv, *QUIET, "--warehouse", warehouse],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        runs[name] = Launched(warehouse, process)
+    yield runs
+    for run_ in runs.values():
+        if run_.process.poll() is None:
+            run_.process.kill()
+        run_.process.communicate()
+
+
+def test_installed_command_runs_a_call(launched: dict[str, Launched]) -> None:
+    code, out, err = launched["call"].finish()
+    assert code == EXIT_OK, err
+    assert json_lines(out) == [{"result": True}]
+    assert Path(launched["call"].warehouse, "db.db", "t", "tag", "tag-nightly").is_file()
+
+
+def test_module_reports_a_failing_statement(launched: dict[str, Launched]) -> None:
+    code, out, err = launched["failing"].finish()
+    assert (code, out) == (EXIT_FAILED, "")
+    errors = [line for line in err.splitlines() if "Error" in line or "Traceback" in line]
+    assert len(errors) == 1 and errors[0].startswith("Error: ") and "no_such_tag" in errors[0]
+    assert not Path(launched["failing"].warehouse, "db.db", "t", "tag", "tag-never").exists()
