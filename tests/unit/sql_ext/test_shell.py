@@ -30,7 +30,7 @@ from sql_ext.shell import (
     is_complete,
 )
 from sql_ext.shell import run as shell_run
-from tests.unit.procedures.helpers import new_catalog, new_table
+from tests.unit.procedures.helpers import T0, new_catalog, new_table
 
 ROOT = Path(__file__).resolve().parents[3]
 QUICKSTART = ROOT / "examples" / "quickstart.sql"
@@ -258,6 +258,23 @@ def test_interactive_loop_ends_at_eof(session: PaimonSession) -> None:
 
 QUIET = ["--master", "local[1]", "--conf", "spark.ui.showConsoleProgress=false"]
 
+# Every procedure once, in one process (a JVM start each would cost ~10 s), on `db.t` with
+# snapshots 1 and 2 committed at T0 and T0 + 60 s.
+EVERY_PROCEDURE = f"""
+CALL sys.create_tag(table => 'db.t', tag => 'nightly', snapshot => 1);
+CALL sys.create_tag_from_timestamp(table => 'db.t', tag => 'from_ts', timestamp => {T0 + 1});
+CALL sys.rename_tag(table => 'db.t', tag => 'from_ts', target_tag => 'renamed');
+CALL sys.replace_tag(table => 'db.t', tag => 'renamed', snapshot => 1);
+CALL sys.delete_tag(table => 'db.t', tag => 'renamed');
+CALL sys.expire_tags(table => 'db.t');
+CALL sys.rollback_to_timestamp(table => 'db.t', timestamp => {T0 + 1});
+INSERT INTO db.t VALUES (7, 'x', '2024-01-01');
+CALL sys.rollback(table => 'db.t', snapshot => 1, dry_run => true);
+CALL sys.rollback(table => 'db.t', snapshot => 1);
+CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1);
+CALL sys.remove_orphan_files(table => 'db.t', older_than => '2000-01-01 00:00:00');
+"""
+
 
 @dataclass
 class Launched:
@@ -283,7 +300,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Lau
             "--output",
             "json",
             "-e",
-            "CALL sys.create_tag(table => 'db.t', tag => 'nightly', snapshot => 1)",
+            EVERY_PROCEDURE,
         ],
         "failing": [
             sys.executable,
@@ -317,8 +334,23 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Lau
 def test_installed_command_runs_a_call(launched: dict[str, Launched]) -> None:
     code, out, err = launched["call"].finish()
     assert code == EXIT_OK, err
-    assert json_lines(out) == [{"result": True}]
-    assert Path(launched["call"].warehouse, "db.db", "t", "tag", "tag-nightly").is_file()
+    lines = json_lines(out)
+    dry_run = [line for line in lines if "file_to_delete" in line]
+    assert dry_run and all(line["current_snapshot_id"] == 1 for line in dry_run)
+    assert [line for line in lines if "file_to_delete" not in line] == [
+        {"result": True},
+        {"tagName": "from_ts", "snapshot": 2, "commit_time": T0 + 60_000, "watermark": "null"},
+        {"result": True},
+        {"result": True},
+        {"result": True},
+        {"expired_tags": "No expired tags."},
+        {"previous_snapshot_id": 2, "current_snapshot_id": 1},
+        {"previous_snapshot_id": 2, "current_snapshot_id": 1},
+        {"deleted_snapshots_count": 0},
+        {"deletedFileCount": 0, "deletedFileTotalLenInBytes": 0},
+    ]
+    tags = Path(launched["call"].warehouse, "db.db", "t", "tag")
+    assert sorted(p.name for p in tags.iterdir()) == ["tag-nightly"]
 
 
 def test_module_reports_a_failing_statement(launched: dict[str, Launched]) -> None:
