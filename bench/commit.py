@@ -9,6 +9,7 @@ medians of the last 20 commits (pypaimon's grows with the number of snapshots).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -80,7 +81,9 @@ def main() -> None:
     parser.add_argument("--peer-commits", type=int, default=200)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        os.sync()  # no write-back of earlier runs' files competing with the commits
         mine = ours(f"{tmp}/ours", args.commits)
+        os.sync()
         peer = pypaimon_peer(f"{tmp}/peer", args.peer_commits)
     rows = [
         ("ours", args.commits, median(mine[:20]), median(mine[-20:]), sum(mine) / 1000),

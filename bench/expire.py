@@ -1,12 +1,14 @@
 """Expiring 990 of 1,000 snapshots (keep 10), against the floor of plain ``os`` calls.
 
-Usage: python bench/expire.py [--commits 1000] [--keep 10] [--tag-every 100]
+Usage: python bench/expire.py [--commits 1000] [--keep 10] [--tag-every 100] [--runs 5] [--sync]
 
-A table gets ``--commits`` small append commits (commit-time expiry off: ``write-only``),
-then ``expire_snapshots(retain_max=keep, retain_min=1)`` is timed. The floor is measured on
-an identical copy of the table made before the expiry: walk its directories with
-``os.scandir`` and ``os.remove`` exactly the files our expiry deleted. The same is then run
-on a table with a tag every ``--tag-every`` snapshots (tagged snapshots keep their files).
+A table gets ``--commits`` 10-row append commits (commit-time expiry off: ``write-only``),
+then ``expire_snapshots(retain_max=keep, retain_min=1, max_deletes=commits)`` is timed on a
+fresh copy of it. The floor is timed on another identical copy: walk its directories with
+``os.scandir`` and ``os.remove`` exactly the files our expiry deleted. Both are the best of
+``--runs`` copies (the machine is shared). The same is then run on a table with a tag every
+``--tag-every`` snapshots (tagged snapshots keep their manifests). With ``--sync`` the
+build is flushed to disk first, so both also pay the file system's journal.
 """
 
 from __future__ import annotations
