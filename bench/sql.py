@@ -3,7 +3,9 @@
 Usage: python bench/sql.py [--snapshots 1000] [--repeat 20]
 
 On a table with 1,000 snapshots, through one warm PaimonSession:
-- ``CALL sys.create_tag(...)`` (a new tag each time), next to pypaimon 2.1's ``create_tag``;
+- ``CALL sys.create_tag(...)`` (a new tag each time), next to pypaimon 2.1's ``create_tag`` (a
+  plain Python call, no DataFrame) and to Spark creating and collecting a 1-row DataFrame (the
+  floor of any CALL that returns a DataFrame);
 - ``SELECT * FROM db.t$snapshots`` collected, next to pypaimon's ``db.t$snapshots`` read and
   to Spark collecting a 1,000-row ``range`` (the floor of a query through Spark).
 Then the cold start of ``paimon-sql -e "CALL ..."`` in a fresh process, next to a bare
@@ -46,6 +48,7 @@ def warm(warehouse: str, repeat: int) -> dict[str, float]:
     from pypaimon import CatalogFactory
 
     from sql_ext.session import PaimonSession
+    from sql_ext.views import local_dataframe
 
     session = PaimonSession(
         master="local[2]", warehouse=warehouse, conf={"spark.ui.enabled": "false"}
@@ -70,6 +73,12 @@ def warm(warehouse: str, repeat: int) -> dict[str, float]:
                     ).collect()
                 )
                 for i in range(repeat)
+            ]
+        ),
+        "floor_call": median(
+            [
+                timed(lambda: local_dataframe(session.spark, [(True,)], "result BOOLEAN").collect())
+                for _ in range(repeat)
             ]
         ),
         "peer_call": median(
@@ -133,6 +142,10 @@ def main() -> None:
     print(
         f"CALL sys.create_tag          ours {w['call']:8.1f} ms   pypaimon create_tag "
         f"{w['peer_call']:8.1f} ms   ({ratio(w['call'], w['peer_call'])})"
+    )
+    print(
+        f"  Spark floor: a 1-row DataFrame created and collected {w['floor_call']:.1f} ms "
+        f"(ours is {w['call'] / w['floor_call']:.1f}x the floor)"
     )
     print(
         f"SELECT * FROM db.t$snapshots ours {w['select']:8.1f} ms   pypaimon $snapshots "
