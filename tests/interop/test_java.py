@@ -152,3 +152,41 @@ def test_we_read_java_pk_tables_with_deletes(
     assert len(keys) == len(set(keys)) == 9
     assert {(r["k"], r["v"]) for r in after} >= {(1, "c1"), (8, "c8"), (11, "c11")}
     assert rows(table.to_arrow(), COLS) == json_rows(after, COLS)
+
+
+def test_java_reads_a_table_made_through_sql(
+    spark: Any, warehouse: str, oracle: Callable[..., Any]
+) -> None:
+    """CREATE TABLE / INSERT / CALL / tag DDL / expiry through the SQL session, then Java reads."""
+    from sql_ext.session import PaimonSession
+
+    session = PaimonSession(spark, warehouse=warehouse)
+    script = """
+        CREATE DATABASE db;
+        CREATE TABLE db.orders (id BIGINT, amount DECIMAL(10, 2), ts TIMESTAMP, dt STRING,
+            PRIMARY KEY (dt, id) NOT ENFORCED) PARTITIONED BY (dt)
+            TBLPROPERTIES ('bucket' = '2', 'snapshot.num-retained.min' = '1');
+        INSERT INTO db.orders VALUES (1, 1.50, TIMESTAMP '2024-05-01 10:00:00', 'd1'),
+            (2, 2.25, NULL, 'd1');
+        CALL sys.create_tag(table => 'db.orders', tag => 'first');
+        INSERT INTO db.orders VALUES (1, 9.99, NULL, 'd1'), (3, 3.00, NULL, 'd2');
+        ALTER TABLE db.orders CREATE TAG second;
+        INSERT INTO db.orders VALUES (4, 4.00, NULL, 'd2');
+        CALL sys.expire_snapshots(table => 'db.orders', retain_max => 1);
+    """
+    for _statement, df in session.run_script(script):
+        df.collect()
+    ids = ["id", "amount", "dt"]
+
+    def java(*args: str) -> list[tuple[Any, ...]]:
+        return json_rows(oracle("read", warehouse, "db.orders", *args), ids)
+
+    assert oracle("tags", warehouse, "db.orders") == {"first": 1, "second": 2}
+    assert java("--tag", "first") == [(1, "1.50", "d1"), (2, "2.25", "d1")]
+    assert java("--tag", "second") == [(1, "9.99", "d1"), (2, "2.25", "d1"), (3, "3.00", "d2")]
+    assert java() == [(1, "9.99", "d1"), (2, "2.25", "d1"), (3, "3.00", "d2"), (4, "4.00", "d2")]
+    ours = sorted(
+        (r["id"], str(r["amount"]), r["dt"])
+        for r in session.sql("SELECT * FROM db.orders").collect()
+    )
+    assert ours == java()
