@@ -382,25 +382,18 @@ class SnapshotManager:
 
     def earlier_or_equal_time_millis(self, time_millis: int) -> Snapshot | None:
         """The latest snapshot committed at or before ``time_millis`` (None if none is)."""
-        ids = self.list_snapshot_ids()
-        found: Snapshot | None = None
-        lo, hi = 0, len(ids) - 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            snapshot = self.try_snapshot(ids[mid])
-            if snapshot is None:
-                del ids[mid]
-                hi -= 1
-                continue
-            if snapshot.time_millis <= time_millis:
-                found = snapshot
-                lo = mid + 1
-            else:
-                hi = mid - 1
-        return found
+        return self._search_time(lambda millis: millis <= time_millis, latest=True)
 
     def later_or_equal_time_millis(self, time_millis: int) -> Snapshot | None:
         """The earliest snapshot committed at or after ``time_millis`` (None if none is)."""
+        return self._search_time(lambda millis: millis >= time_millis, latest=False)
+
+    def _search_time(self, matches: Callable[[int], bool], *, latest: bool) -> Snapshot | None:
+        """Binary search over commit times (monotonic in the id), skipping vanished files.
+
+        ``latest``: the highest id that ``matches`` (which holds for a prefix of the ids);
+        otherwise the lowest (it holds for a suffix).
+        """
         ids = self.list_snapshot_ids()
         found: Snapshot | None = None
         lo, hi = 0, len(ids) - 1
@@ -411,11 +404,11 @@ class SnapshotManager:
                 del ids[mid]
                 hi -= 1
                 continue
-            if snapshot.time_millis >= time_millis:
+            if matches(snapshot.time_millis):
                 found = snapshot
-                hi = mid - 1
+                lo, hi = (mid + 1, hi) if latest else (lo, mid - 1)
             else:
-                lo = mid + 1
+                lo, hi = (lo, mid - 1) if latest else (mid + 1, hi)
         return found
 
     def snapshot_ids_between(self, start_exclusive: int, end_inclusive: int) -> list[int]:

@@ -268,16 +268,9 @@ def _until_quit(script: str) -> str:
 
 
 def run_statements(session: PaimonSession, script: str, console: Console) -> int:
-    """Run a script and print each result; stop at the first error (exit code 1)."""
-    try:
-        for _statement, result in session.run_script(_until_quit(script)):
-            write_result(result, console.output, console.out)
-    except KeyboardInterrupt:
-        console.note("Error: interrupted")
-        return EXIT_INTERRUPTED
-    except Exception as error:
-        console.error(error)
-        return EXIT_FAILED
+    """Run a script and print each result; the first error propagates (the caller reports it)."""
+    for _statement, result in session.run_script(_until_quit(script)):
+        write_result(result, console.output, console.out)
     return EXIT_OK
 
 
