@@ -7,8 +7,11 @@ then ``expire_snapshots(retain_max=keep, retain_min=1, max_deletes=commits)`` is
 fresh copy of it. The floor is timed on another identical copy: walk its directories with
 ``os.scandir`` and ``os.remove`` exactly the files our expiry deleted. Both are the best of
 ``--runs`` copies (the machine is shared). The same is then run on a table with a tag every
-``--tag-every`` snapshots (tagged snapshots keep their manifests). With ``--sync`` the
-build is flushed to disk first, so both also pay the file system's journal.
+``--tag-every`` snapshots (tagged snapshots keep their manifests), and on a table
+partitioned 10 ways where every commit overwrites one partition, with the same tags: there
+every expired snapshot deletes a data file, and whether a tag still holds it is decided for
+each (the tag-skipping logic). With ``--sync`` the build is flushed to disk first, so both
+also pay the file system's journal.
 """
 
 from __future__ import annotations
@@ -30,19 +33,34 @@ from paimon_core.expire import expire_snapshots
 from paimon_core.tag_management import create_tag
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
+PARTITIONED = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 
 
-def build(warehouse: str, commits: int, tag_every: int) -> str:
-    """A table of ``commits`` 10-row appends (tagged every ``tag_every``); its path."""
+def build(warehouse: str, commits: int, tag_every: int, overwrite: bool = False) -> str:
+    """A table of ``commits`` 10-row commits (tagged every ``tag_every``); its path.
+
+    ``overwrite``: partitioned by ``dt`` (10 values), commit i replaces partition
+    ``p<i % 10>``, so each one deletes the data file the overwrite before it wrote there.
+    """
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db", ignore_if_exists=True)
-    table = catalog.create_table("db.t", SCHEMA, options={"write-only": "true"})
+    schema = PARTITIONED if overwrite else SCHEMA
+    keys = ["dt"] if overwrite else []
+    table = catalog.create_table(
+        "db.t", schema, partition_keys=keys, options={"write-only": "true"}
+    )
     committer = table.new_commit()
     for i in range(commits):
-        data = pa.table({"k": list(range(i * 10, i * 10 + 10)), "v": [f"v{i}"] * 10}, schema=SCHEMA)
-        write = table.new_write()
-        write.write_arrow(data)
-        snapshot_id = committer.commit(write.prepare_commit())
+        columns = {"k": list(range(i * 10, i * 10 + 10)), "v": [f"v{i}"] * 10}
+        if overwrite:
+            columns["dt"] = [f"p{i % 10}"] * 10
+        write = table.new_write(overwrite=overwrite)
+        write.write_arrow(pa.table(columns, schema=schema))
+        messages = write.prepare_commit()
+        if overwrite:
+            snapshot_id = committer.overwrite(messages, dynamic=True)
+        else:
+            snapshot_id = committer.commit(messages)
         if tag_every and snapshot_id % tag_every == 0:
             create_tag(table, f"tag-{snapshot_id}", snapshot_id=snapshot_id)
     return table.path
@@ -84,10 +102,12 @@ def floor_delete(root: str, doomed: set[str]) -> int:
     return deleted
 
 
-def run(tmp: str, label: str, args: argparse.Namespace, tag_every: int) -> dict:
+def run(
+    tmp: str, label: str, args: argparse.Namespace, tag_every: int, overwrite: bool = False
+) -> dict:
     """Best of ``args.runs`` fresh copies of one built table: ours, then the floor."""
     template = f"{tmp}/{label}"
-    build(template, args.commits, tag_every)
+    build(template, args.commits, tag_every, overwrite)
     before = files_under(template)
     ours_s, floor_s, summary, doomed_count = [], [], "", 0
     for r in range(args.runs):
@@ -142,6 +162,7 @@ def main() -> None:
         rows = [
             ("no tags", run(tmp, "plain", args, 0)),
             (f"tag every {args.tag_every}", run(tmp, "tagged", args, args.tag_every)),
+            ("overwrite, tags", run(tmp, "overwrite", args, args.tag_every, overwrite=True)),
         ]
     mode = "after os.sync()" if args.sync else "files in page cache"
     print(f"expire keeping {args.keep} of {args.commits} snapshots ({mode}, best of {args.runs})")

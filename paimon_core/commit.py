@@ -13,15 +13,17 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.binary_row import serialize_row
 from paimon_core.commit_message import CommitMessage
-from paimon_core.exceptions import CommitConflict
+from paimon_core.exceptions import CommitConflict, InvalidArgument
+from paimon_core.live_files import LiveFiles, checkout, cover, give_back
 from paimon_core.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
-from paimon_core.manifest_merge import ManifestMerger, merge_entries
+from paimon_core.manifest_merge import ManifestMerger
 from paimon_core.snapshot import CommitKind, Snapshot
 
 if TYPE_CHECKING:
@@ -37,7 +39,6 @@ class _Changes:
     entries: tuple[ManifestEntry, ...]
     new_index: tuple[IndexManifestEntry, ...] = ()
     deleted_index: tuple[IndexManifestEntry, ...] = ()
-    check_conflicts: bool = False
 
 
 class FileStoreCommit:
@@ -68,10 +69,10 @@ class FileStoreCommit:
         if not entries and not new_index and not deleted_index:
             return None
         has_delete = any(e.kind == FileKind.DELETE for e in entries)
-        changes = _Changes(entries, new_index, deleted_index, check_conflicts=has_delete)
+        changes = _Changes(entries, new_index, deleted_index)
         kind = CommitKind.OVERWRITE if has_delete else CommitKind.APPEND
         return self._commit_with_retry(
-            lambda _latest: changes, kind, commit_identifier, watermark, properties
+            lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
         )
 
     def overwrite(
@@ -90,13 +91,15 @@ class FileStoreCommit:
         if dynamic and not touched:
             return None
         spec = dict(partition or {})
-        unknown = set(spec) - set(self.table.schema.partition_keys)
-        if unknown:
-            raise CommitConflict(f"Overwrite partition spec names non-partition columns {unknown}")
+        self._check_overwrite_spec(spec, set() if dynamic else {e.partition for e in new_entries})
 
-        def changes(latest: Snapshot | None) -> _Changes:
-            live = self._live_entries(latest) if latest else []
-            doomed = [e for e in live if self._overwritten(e.partition, spec, dynamic, touched)]
+        def changes(latest: Snapshot | None, live: LiveFiles) -> _Changes:
+            cover(self.table, live, touched if dynamic else None, self._all_metas)
+            doomed = [
+                e
+                for e in live.entries.values()
+                if self._overwritten(e.partition, spec, dynamic, touched)
+            ]
             deletes = [_as_delete(e) for e in doomed]
             doomed_buckets = {(e.partition, e.bucket) for e in doomed}
             old_index = self._index_entries(latest)
@@ -106,9 +109,7 @@ class FileStoreCommit:
                 if self._overwritten(i.partition, spec, dynamic, touched)
                 or (i.partition, i.bucket) in doomed_buckets
             )
-            return _Changes(
-                tuple(deletes) + new_entries, new_index, deleted_index, check_conflicts=True
-            )
+            return _Changes(tuple(deletes) + new_entries, new_index, deleted_index)
 
         return self._commit_with_retry(
             changes, CommitKind.OVERWRITE, commit_identifier, None, properties
@@ -153,6 +154,8 @@ class FileStoreCommit:
         return "/".join([self.table.path, *parts])
 
     def _entries_of(self, messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
+        # Deletions first, as Java orders a compaction's before and after files: expiry reads a
+        # file deleted and added again at another level in one delta as still in use.
         for m in messages:
             for f in m.deleted_files:
                 yield ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
@@ -176,54 +179,109 @@ class FileStoreCommit:
         )
         return all(_same_value(values[k], v) for k, v in spec.items())
 
+    def _check_overwrite_spec(self, spec: Mapping[str, Any], touched: set[bytes]) -> None:
+        """A static overwrite names partition columns only and gets data of that partition only,
+        as Java's ``FileStoreCommitImpl.overwrite``."""
+        keys = self.table.schema.partition_keys
+        unknown = sorted(set(spec) - set(keys))
+        if unknown:
+            raise InvalidArgument(
+                f"Overwrite partition spec names non-partition columns {unknown}; "
+                f"the partition columns are {list(keys)}"
+            )
+        for partition in touched:
+            if not self._overwritten(partition, spec, False, touched):
+                wanted = ", ".join(f"{k}={v}" for k, v in spec.items())
+                raise InvalidArgument(
+                    f"Trying to overwrite partition {{{wanted}}}, but the changes in "
+                    f"{self._partition_text(partition)} does not belong to this partition"
+                )
+
     def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
         if self._last is not None and self._last[0] == latest:
             return self._last[1]
         lists = self.table.manifest_list
         return lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
 
-    def _live_entries(self, latest: Snapshot) -> list[ManifestEntry]:
-        manifest_file = self.table.manifest_file
-        folded = merge_entries(
-            e for meta in self._all_metas(latest) for e in manifest_file.read(meta.file_name)
-        )
-        return [e for e in folded.values() if e.kind == FileKind.ADD]
-
     def _index_entries(self, latest: Snapshot | None) -> list[IndexManifestEntry]:
         if latest is None or not latest.index_manifest:
             return []
         return self.table.index_manifest_file.read(latest.index_manifest)
 
-    def _check_conflicts(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
-        partitions = {e.partition for e in entries}
-        base = (
-            [e for e in self._live_entries(latest) if e.partition in partitions] if latest else []
-        )
-        options = self.table.options
-        if options.bucket > 0:
-            buckets = {(e.partition, e.total_buckets) for e in base}
-            for e in entries:
-                if e.kind == FileKind.ADD and any(
-                    p == e.partition and n != e.total_buckets for p, n in buckets
-                ):
+    def _check_conflicts(
+        self, live: LiveFiles, entries: Sequence[ManifestEntry]
+    ) -> dict[tuple, ManifestEntry | None]:
+        """Fold ``entries`` onto the live files as Java's ``FileEntry.mergeEntries`` does:
+        adding a live file or deleting a file that is not live is a conflict, and so is a
+        partition left with files of different total bucket numbers.
+
+        Returns the net change per file identifier (the added entry, or None when removed).
+        """
+        changes: dict[tuple, ManifestEntry | None] = {}
+        lone_deletes: dict[tuple, ManifestEntry] = {}
+        current = live.entries
+        for e in entries:
+            key = e.identifier
+            present = changes[key] is not None if key in changes else key in current
+            if e.kind == FileKind.ADD:
+                if present:
                     raise CommitConflict(
-                        f"Total buckets of partition changed to {e.total_buckets}; "
-                        "rescale the partition with an overwrite first"
+                        f"File addition conflicts detected: {e.file.file_name} ("
+                        f"{self._partition_text(e.partition, suffix=', ')}bucket {e.bucket}, "
+                        f"level {e.file.level}) is already in the table. Give up committing."
                     )
-        try:
-            folded = merge_entries(list(base) + list(entries))
-        except CommitConflict as err:
-            raise CommitConflict(f"File addition conflicts detected: {err}") from None
-        missing = [e.file.file_name for e in folded.values() if e.kind == FileKind.DELETE]
-        if missing:
+                changes[key] = e
+            elif not present:
+                lone_deletes[key] = e
+            elif key in current:
+                changes[key] = None
+            else:
+                del changes[key]  # added and deleted by this commit
+        if lone_deletes:
+            gone = next(iter(lone_deletes.values()))
             raise CommitConflict(
-                f"File deletion conflicts detected: {missing[0]} is already deleted by another "
-                "commit. Give up committing."
+                f"File deletion conflicts detected: {gone.file.file_name} is already deleted "
+                "by another commit. Give up committing."
             )
+        if self.table.options.bucket > 0:
+            self._check_total_buckets(live, changes)
+        return changes
+
+    def _check_total_buckets(
+        self, live: LiveFiles, changes: Mapping[tuple, ManifestEntry | None]
+    ) -> None:
+        after: dict[bytes, Counter[int]] = {}
+        for key, e in changes.items():
+            old = live.entries.get(key)
+            for entry, step in ((old, -1), (e, 1)):
+                if entry is not None:
+                    counts = after.get(entry.partition)
+                    if counts is None:
+                        counts = Counter(live.total_buckets.get(entry.partition, ()))
+                        after[entry.partition] = counts
+                    counts[entry.total_buckets] += step
+        for partition, counts in after.items():
+            numbers = sorted(n for n, c in counts.items() if c > 0)
+            if len(numbers) > 1:
+                raise CommitConflict(
+                    f"Total buckets of partition {self._partition_text(partition)} changed "
+                    f"from {numbers[0]} to {numbers[1]}; rescale the partition with an "
+                    "overwrite first"
+                )
+
+    def _partition_text(self, partition: bytes, suffix: str = "") -> str:
+        """``{dt=a, h=1}`` as Java prints a partition (empty for an unpartitioned table)."""
+        keys = self.table.schema.partition_keys
+        if not keys:
+            return ""
+        from paimon_core.binary_row import deserialize_row
+
+        values = deserialize_row(partition, self._partition_types)
+        return "{" + ", ".join(f"{k}={v}" for k, v in zip(keys, values)) + "}" + suffix
 
     def _commit_with_retry(
         self,
-        compute: Callable[[Snapshot | None], _Changes],
+        compute: Callable[[Snapshot | None, LiveFiles], _Changes],
         kind: CommitKind,
         commit_identifier: int,
         watermark: int | None,
@@ -233,13 +291,19 @@ class FileStoreCommit:
         max_retries = options.commit_max_retries
         wait_ms = 10.0
         for attempt in range(max_retries + 1):
-            latest = self.table.snapshot_manager.latest_snapshot()
-            changes = compute(latest)
-            if changes.check_conflicts:
-                self._check_conflicts(latest, changes.entries)
-            published = self._try_commit_once(
-                latest, changes, kind, commit_identifier, watermark, properties
-            )
+            latest = self.table.snapshot_manager.latest_snapshot(fresh=True)
+            live = checkout(self.table, latest)
+            try:
+                changes = compute(latest, live)
+                cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
+                net = self._check_conflicts(live, changes.entries)
+                published = self._try_commit_once(
+                    latest, changes, kind, commit_identifier, watermark, properties
+                )
+                if published is not None:
+                    live.apply(net, published)
+            finally:
+                give_back(self.table, live)
             if published is not None:
                 self._after_commit(published)
                 return published.snapshot_id
@@ -271,11 +335,11 @@ class FileStoreCommit:
             options.manifest_target_file_size,
             options.manifest_merge_min_count,
             options.manifest_full_compaction_threshold_size,
+            written=written,
         )
         try:
             previous = self._all_metas(latest) if latest else []
             base = merger.merge(previous)
-            written.extend(m.file_name for m in merger.written)
 
             delta = (
                 table.manifest_file.write(list(changes.entries), self._partition_types)

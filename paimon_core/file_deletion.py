@@ -8,9 +8,13 @@ last (readers check hints and fall back to a listing). A file still referenced b
 remaining snapshot or tag is never in a plan.
 
 Which files go follows Paimon 2.0.0 (``ExpireSnapshotsImpl``, ``SnapshotDeletion``,
-``TagManager.deleteTag`` + ``TagDeletion``, ``FileDeletionBase``), with one deliberate
-difference: the changelog files of a *tagged* expired snapshot are kept (Paimon deletes
-them although the tag still names its changelog list) and removed with the tag instead.
+``ExpireChangelogImpl``, ``ChangelogDeletion``, ``TagManager.deleteTag`` + ``TagDeletion``,
+``FileDeletionBase``), with deliberate differences that only keep more files:
+
+* the changelog files of a *tagged* expired snapshot or changelog are kept (Paimon deletes
+  them although the tag still names its changelog list) and removed with the tag instead;
+* a tag deletion, and a snapshot expiry that is not decoupled, never delete what a
+  long-lived changelog (``changelog/changelog-N``) still reads (``changelog_usage``).
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from paimon_core.exceptions import PaimonError
 from paimon_core.fileio import FileIO, LocalFileIO
 from paimon_core.manifest import (
     MANIFEST_LIST_VERSION,
+    MANIFEST_VERSION,
+    AvroArray,
     AvroField,
     AvroRecord,
     FileKind,
@@ -42,6 +48,7 @@ from paimon_core.paths import (
     bucket_dir_name,
     partition_path,
 )
+from paimon_core.snapshot import ChangelogManager, snapshot_to_json
 
 if TYPE_CHECKING:
     from paimon_core.snapshot import Snapshot
@@ -52,9 +59,11 @@ __all__ = [
     "FileUsage",
     "ManifestRef",
     "TableFiles",
+    "changelog_usage",
     "delete_quietly",
     "files_in_use",
     "find_skipping_tags",
+    "plan_changelog_expiry",
     "plan_expiry",
     "plan_removal",
     "plan_tag_deletion",
@@ -75,6 +84,7 @@ _CONTENT = (
     "changelog_files",
     "index_files",
 )
+FILE_SOURCE_APPEND = 0  # Java ``FileSource.APPEND``; COMPACT is 1
 _PARALLEL_DELETES = 16
 _PROBE_DELETES = 32
 _SLOW_DELETE_SECONDS = 0.0002  # a local unlink from the page cache takes ~10 us
@@ -102,12 +112,59 @@ _REF_SPEC = AvroRecord(
 )
 
 
+class _ExpireFile(NamedTuple):
+    file_name: str
+    extra_files: tuple[str, ...]
+    file_source: int | None
+    external_path: str | None
+
+
+class ExpireEntry(NamedTuple):
+    """Java's ``ExpireFileEntry``: what expiry needs of a manifest entry (no stats)."""
+
+    kind: FileKind
+    partition: bytes
+    bucket: int
+    file: _ExpireFile
+
+
+# Expiry reads the delta manifest of every expired snapshot: skipping the statistics and
+# keys makes decoding them about twice as fast.
+_EXPIRE_ENTRY_SPEC = AvroRecord(
+    ExpireEntry,
+    (
+        AvroField("_VERSION", required=True, expect=MANIFEST_VERSION, arg=False),
+        AvroField("_KIND", "kind", required=True),
+        AvroField("_PARTITION", required=True),
+        AvroField("_BUCKET", required=True),
+        AvroField(
+            "_FILE",
+            AvroRecord(
+                _ExpireFile,
+                (
+                    AvroField("_FILE_NAME", required=True),
+                    AvroField("_EXTRA_FILES", AvroArray(), default=()),
+                    AvroField("_FILE_SOURCE"),
+                    AvroField("_EXTERNAL_PATH"),
+                ),
+                "manifest",
+            ),
+            required=True,
+        ),
+    ),
+    "manifest",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class DeletionPlan:
-    """Paths to delete grouped by kind, plus hint files to rewrite afterwards.
+    """Paths to delete grouped by kind, plus files to write: long-lived changelogs (path and
+    JSON) before the snapshot file of the same id goes, and hint files afterwards.
 
     ``snapshot_files`` are deleted in the order given (oldest first for expiry, newest first
-    for rollback) so that the remaining snapshot ids stay contiguous at every moment.
+    for rollback) so that the remaining snapshot ids stay contiguous at every moment; a
+    changelog of an expiring snapshot is written just before its snapshot file is deleted,
+    so that every id stays readable as one or the other.
     """
 
     snapshot_files: tuple[str, ...] = ()
@@ -120,6 +177,7 @@ class DeletionPlan:
     changelog_files: tuple[str, ...] = ()
     index_files: tuple[str, ...] = ()
     hints: tuple[tuple[str, int], ...] = ()
+    changelogs: tuple[tuple[str, str], ...] = ()
 
     def files(self) -> list[str]:
         """Every path of the plan, in the order ``apply`` deletes them."""
@@ -127,7 +185,11 @@ class DeletionPlan:
 
     @property
     def is_empty(self) -> bool:
-        return not self.hints and not any(getattr(self, k) for k in (*_REFERENCING, *_CONTENT))
+        return (
+            not self.hints
+            and not self.changelogs
+            and not any(getattr(self, k) for k in (*_REFERENCING, *_CONTENT))
+        )
 
     def merge(self, other: DeletionPlan) -> DeletionPlan:
         """Both plans in one (paths deduplicated, order kept; ``other``'s hints win)."""
@@ -137,7 +199,11 @@ class DeletionPlan:
         }
         hints = dict(self.hints)
         hints.update(other.hints)
-        return DeletionPlan(**kinds, hints=tuple(hints.items()))
+        changelogs = dict(self.changelogs)
+        changelogs.update(other.changelogs)
+        return DeletionPlan(
+            **kinds, hints=tuple(hints.items()), changelogs=tuple(changelogs.items())
+        )
 
     def summary(self) -> str:
         """One line: the number of files of each non-empty kind and the hint updates."""
@@ -146,6 +212,8 @@ class DeletionPlan:
             for k in (*_REFERENCING, *_CONTENT)
             if getattr(self, k)
         ]
+        if self.changelogs:
+            parts.append(f"{len(self.changelogs)} changelogs to write")
         parts += [f"{path.rsplit('/', 1)[-1]}={value}" for path, value in self.hints]
         return "DeletionPlan(" + (", ".join(parts) or "nothing") + ")"
 
@@ -156,6 +224,7 @@ class DeletionPlan:
             if paths:
                 lines.append(f"{kind}:")
                 lines.extend(f"  {p}" for p in paths)
+        lines.extend(f"write {path}" for path, _ in self.changelogs)
         lines.extend(f"write {path} = {value}" for path, value in self.hints)
         return "\n".join(lines)
 
@@ -167,17 +236,29 @@ class DeletionPlan:
         referenced, so leaving one behind only makes an orphan.
         """
         deleted = 0
-        for kind in _REFERENCING:
-            for path in getattr(self, kind):
-                deleted += file_io.delete(path)
+        changelogs = {_version_of(path): (path, text) for path, text in self.changelogs}
+        for path in self.snapshot_files:
+            changelog = changelogs.pop(_version_of(path), None)
+            if changelog is not None:
+                file_io.overwrite_atomic(changelog[0], changelog[1].encode("utf-8"))
+            deleted += file_io.delete(path)
+        for path, text in changelogs.values():
+            file_io.overwrite_atomic(path, text.encode("utf-8"))
+        for path in self.tag_files:
+            deleted += file_io.delete(path)
         for kind in _CONTENT:
             deleted += delete_quietly(file_io, getattr(self, kind))
         for path, value in self.hints:
             try:
-                file_io.write_text(path, str(value))
+                file_io.overwrite_atomic(path, str(value).encode())
             except OSError as err:
                 logger.warning("Cannot update hint %s: %s", path, err)
         return deleted
+
+
+def _version_of(path: str) -> str:
+    """``7`` of ``.../snapshot/snapshot-7`` and of ``.../changelog/changelog-7``."""
+    return path.rsplit("-", 1)[-1]
 
 
 def delete_quietly(file_io: FileIO, paths: Sequence[str]) -> int:
@@ -231,10 +312,15 @@ class FileUsage:
 
 @dataclass
 class _Delta:
-    """What one snapshot's delta did: files it removed (with extras) and files it committed."""
+    """What one snapshot's delta did: files it removed (with extras) and files it committed.
+
+    ``appended``: the removed files written by appends (``fileSource`` APPEND or unknown),
+    which a decoupled changelog of a table without changelog producer still reads.
+    """
 
     deleted: dict[str, tuple[str, ...]] = field(default_factory=dict)
     committed: set[str] = field(default_factory=set)
+    appended: set[str] = field(default_factory=set)
 
 
 class TableFiles:
@@ -259,6 +345,7 @@ class TableFiles:
         self._index_in_data_dir = table.options.get_bool("index-file-in-data-file-dir", False)
         self._lists: dict[str, list[ManifestRef]] = {}
         self._manifests: dict[str, list[ManifestEntry]] = {}
+        self._expire_entries: dict[str, list[ExpireEntry]] = {}
         self._index: dict[str, list[IndexManifestEntry]] = {}
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
         self._states: dict[tuple, frozenset[str]] = {}
@@ -277,6 +364,14 @@ class TableFiles:
         entries = self._manifests.get(name)
         if entries is None:
             entries = self._manifests[name] = self.table.manifest_file.read(name)
+        return entries
+
+    def expire_entries(self, name: str) -> list[ExpireEntry]:
+        """The manifest's entries without statistics (``ExpireFileEntry``)."""
+        entries = self._expire_entries.get(name)
+        if entries is None:
+            data = self.file_io.read_bytes(self.manifest_path(name))
+            entries = self._expire_entries[name] = decode_avro(data, _EXPIRE_ENTRY_SPEC)
         return entries
 
     def index_manifest(self, name: str) -> list[IndexManifestEntry]:
@@ -320,13 +415,13 @@ class TableFiles:
             self._bucket_dirs[key] = path
         return path
 
-    def data_path(self, entry: ManifestEntry) -> str:
+    def data_path(self, entry: ManifestEntry | ExpireEntry) -> str:
         f = entry.file
         if f.external_path:
             return f.external_path
         return f"{self.bucket_dir(entry.partition, entry.bucket)}/{f.file_name}"
 
-    def extra_paths(self, entry: ManifestEntry) -> tuple[str, ...]:
+    def extra_paths(self, entry: ManifestEntry | ExpireEntry) -> tuple[str, ...]:
         """Extra files (file indexes) sit next to their data file, also for external paths."""
         extras = entry.file.extra_files
         if not extras:
@@ -468,7 +563,7 @@ class TableFiles:
             metas = self.manifest_list(snapshot.delta_manifest_list)
             if only_with_deletes and not any(m.num_deleted_files for m in metas):
                 return _Delta()
-            entries = [e for m in metas for e in self.manifest(m.file_name)]
+            entries = [e for m in metas for e in self.expire_entries(m.file_name)]
         except FileNotFoundError:
             logger.warning("Delta of snapshot %d is incomplete", snapshot.snapshot_id)
             return None
@@ -483,6 +578,8 @@ class TableFiles:
             else:
                 delta.deleted[path] = self.extra_paths(e)
                 removed.add(path)
+                if e.file.file_source in (None, FILE_SOURCE_APPEND):
+                    delta.appended.add(path)
         delta.committed = added - removed
         return delta
 
@@ -622,7 +719,11 @@ class _TagSkipper:
 
 
 def plan_expiry(
-    table: FileStoreTable, window: Sequence[Snapshot], files: TableFiles | None = None
+    table: FileStoreTable,
+    window: Sequence[Snapshot],
+    files: TableFiles | None = None,
+    *,
+    changelog_decoupled: bool = False,
 ) -> DeletionPlan:
     """Paimon's ``expireUntil``: expire ``window[:-1]``, keeping ``window[-1]`` (``end``).
 
@@ -630,6 +731,14 @@ def plan_expiry(
     delta of (begin, end] deleted go unless the nearest earlier tag holds them; changelog
     files of expired untagged snapshots go; lists, manifests, index and statistics files go
     unless ``end`` or a tag in range still references them. Then ``EARLIEST = end``.
+
+    ``changelog_decoupled`` (changelog retention beyond the snapshot one): each expired
+    snapshot is kept as ``changelog/changelog-N`` (written just before ``snapshot-N`` goes,
+    then the changelog ``LATEST`` hint), and what a changelog reads stays for
+    ``plan_changelog_expiry``: the changelog lists, manifests and files, and, when the
+    table has no ``changelog-producer`` (its changelog is the appended data), the data files
+    appends wrote and every base and delta list and manifest. Not decoupled, files that
+    existing long-lived changelogs read are kept too (``changelog_usage``).
     """
     if len(window) < 2:
         return DeletionPlan()
@@ -640,6 +749,9 @@ def plan_expiry(
     begin = expired[0].snapshot_id
     tags = _tagged_snapshots(table)
     tagged_ids = {t.snapshot_id for t in tags}
+    produce_changelog = table.options.changelog_producer != "none"
+    keep_appended = changelog_decoupled and not produce_changelog
+    clean_data_lists = not changelog_decoupled or produce_changelog
 
     skipper = _TagSkipper(files, window, tags)
     data: dict[str, None] = {}
@@ -650,12 +762,14 @@ def plan_expiry(
         if delta.deleted:
             skipper.record(snapshot.snapshot_id, delta)
         for path, extras in delta.deleted.items():
+            if keep_appended and path in delta.appended:
+                continue
             if not skipper.skip(path, snapshot.snapshot_id):
                 data[path] = None
                 data.update(dict.fromkeys(extras))
 
     changelog: dict[str, None] = {}
-    for snapshot in expired:
+    for snapshot in expired if not changelog_decoupled else ():
         if snapshot.changelog_manifest_list and snapshot.snapshot_id not in tagged_ids:
             try:
                 changelog.update(dict.fromkeys(files.changelog_usage(snapshot)[2]))
@@ -676,8 +790,10 @@ def plan_expiry(
     else:
         seen: set[str] = set()
         for snapshot in expired:
-            names = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
-            if snapshot.snapshot_id not in tagged_ids:
+            names = []
+            if clean_data_lists:
+                names += [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+            if not changelog_decoupled and snapshot.snapshot_id not in tagged_ids:
                 names.append(snapshot.changelog_manifest_list)
             for name in names:
                 if not name:
@@ -709,7 +825,15 @@ def plan_expiry(
                 if path not in skipping:
                     statistics[path] = None
 
-    return DeletionPlan(
+    hints = ((manager.earliest_hint_path, end.snapshot_id),)
+    changelogs: tuple[tuple[str, str], ...] = ()
+    if changelog_decoupled:
+        long_lived = _changelog_manager(table)
+        changelogs = tuple(
+            (long_lived.snapshot_path(s.snapshot_id), snapshot_to_json(s)) for s in expired
+        )
+        hints = ((long_lived.latest_hint_path, expired[-1].snapshot_id), *hints)
+    plan = DeletionPlan(
         snapshot_files=tuple(manager.snapshot_path(s.snapshot_id) for s in expired),
         manifest_lists=tuple(lists),
         manifests=tuple(manifests),
@@ -718,6 +842,170 @@ def plan_expiry(
         data_files=tuple(data),
         changelog_files=tuple(changelog),
         index_files=tuple(index_files),
+        hints=hints,
+        changelogs=changelogs,
+    )
+    if changelog_decoupled:
+        return plan
+    return _keep_changelog_reads(plan, changelog_usage(table, files))
+
+
+# ------------------------------------------------------------------- long-lived changelogs
+
+
+def _changelog_manager(table: FileStoreTable) -> ChangelogManager:
+    return ChangelogManager(table.file_io, table.path, table.snapshot_manager.branch)
+
+
+def _read_changelog(files: TableFiles, changelog: Snapshot) -> FileUsage:
+    """What streaming readers read of one long-lived changelog: its changelog list,
+    manifests and files; without a changelog list (no changelog producer), its delta list,
+    manifests and the data files appends added there."""
+    if changelog.changelog_manifest_list:
+        cl_list, cl_manifests, cl_files = files.changelog_usage(changelog)
+        return FileUsage(
+            manifest_lists=frozenset(cl_list),
+            manifests=frozenset(cl_manifests),
+            changelog_files=frozenset(cl_files),
+        )
+    metas = files.manifest_list(changelog.delta_manifest_list)
+    data: set[str] = set()
+    for meta in metas:
+        for e in files.manifest(meta.file_name):
+            if e.kind == FileKind.ADD and e.file.file_source in (None, FILE_SOURCE_APPEND):
+                data.add(files.data_path(e))
+                data.update(files.extra_paths(e))
+    return FileUsage(
+        manifest_lists=frozenset({files.manifest_path(changelog.delta_manifest_list)}),
+        manifests=frozenset(files.manifest_path(m.file_name) for m in metas),
+        data_files=frozenset(data),
+    )
+
+
+def changelog_usage(table: FileStoreTable, files: TableFiles | None = None) -> FileUsage:
+    """Every file the table's long-lived changelogs read (empty, and cheap: one listing,
+    when there are none). A changelog whose metadata is already gone protects nothing."""
+    manager = _changelog_manager(table)
+    ids = manager.list_snapshot_ids()
+    if not ids:
+        return FileUsage()
+    files = files or TableFiles(table)
+    usage = FileUsage()
+    for changelog in filter(None, map(manager.try_snapshot, ids)):
+        try:
+            usage = usage.union(_read_changelog(files, changelog))
+        except (FileNotFoundError, PaimonError) as err:
+            logger.warning("Changelog %d is incomplete: %s", changelog.snapshot_id, err)
+    return usage
+
+
+def _changelog_skipping_set(files: TableFiles, snapshots: Iterable[Snapshot]) -> set[str]:
+    """``ChangelogDeletion.manifestSkippingSet``: base and delta lists and their manifests,
+    index manifest and files, statistics, each only when its file still exists."""
+    out: set[str] = set()
+    for snapshot in snapshots:
+        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+            if not name:
+                continue
+            try:
+                metas = files.manifest_list(name)
+            except FileNotFoundError:
+                continue
+            out.add(files.manifest_path(name))
+            out.update(files.manifest_path(m.file_name) for m in metas)
+        if snapshot.index_manifest:
+            try:
+                entries = files.index_manifest(snapshot.index_manifest)
+            except FileNotFoundError:
+                entries = []
+            else:
+                out.add(files.manifest_path(snapshot.index_manifest))
+            out.update(map(files.index_file_path, entries))
+        if snapshot.statistics:
+            out.add(files.statistics_path(snapshot.statistics))
+    return out
+
+
+def plan_changelog_expiry(
+    table: FileStoreTable,
+    begin: int,
+    changelogs: Sequence[Snapshot],
+    end: Snapshot,
+    earliest_snapshot: Snapshot | None,
+    files: TableFiles | None = None,
+) -> DeletionPlan:
+    """Paimon's ``ExpireChangelogImpl.expireUntil(begin, end)``: remove the long-lived
+    changelogs ``changelogs`` (those existing in [begin, end)), keeping changelog ``end``.
+
+    Per changelog: with a changelog list, its changelog files, list and manifests go (kept
+    for a tagged id, as expiry does); without one, the data files its delta deleted that
+    the nearest earlier tag does not hold, and its delta and base lists and manifests. A
+    list or manifest stays while a tag in range, changelog ``end`` or the earliest snapshot
+    references it (``_changelog_skipping_set``). Then the changelog ``EARLIEST = end``.
+    """
+    files = files or TableFiles(table)
+    manager = _changelog_manager(table)
+    tags = _tagged_snapshots(table)
+    tag_ids = [t.snapshot_id for t in tags]
+    keepers = [*find_skipping_tags(tags, begin, end.snapshot_id), end]
+    if earliest_snapshot is not None:
+        keepers.append(earliest_snapshot)
+    try:
+        skipping: set[str] | None = _changelog_skipping_set(files, keepers)
+    except PaimonError as err:
+        logger.info("Skip cleaning changelog manifests: no skipping set (%s)", err)
+        skipping = None
+
+    doomed: list[str] = []
+    lists: dict[str, None] = {}
+    manifests: dict[str, None] = {}
+    data: dict[str, None] = {}
+    changelog_files: dict[str, None] = {}
+
+    def unused(name: str | None) -> None:
+        if not name or skipping is None:
+            return
+        path = files.manifest_path(name)
+        if path in lists or not files.file_io.exists(path):
+            return  # expiry already removed it (a table with a changelog producer)
+        for meta in files.try_manifest_list(name):
+            manifest = files.manifest_path(meta.file_name)
+            if manifest not in skipping:
+                manifests[manifest] = None
+        if path not in skipping:
+            lists[path] = None
+
+    for changelog in changelogs:
+        sid = changelog.snapshot_id
+        index = bisect_left(tag_ids, sid) - 1
+        try:
+            held = files.data_files(tags[index]) if index >= 0 else frozenset()
+        except (FileNotFoundError, PaimonError) as err:
+            logger.info("Skip cleaning changelog %d: cannot read its earlier tag (%s)", sid, err)
+            continue
+        if changelog.changelog_manifest_list:
+            if sid not in tag_ids:
+                try:
+                    changelog_files.update(dict.fromkeys(files.changelog_usage(changelog)[2]))
+                except FileNotFoundError:
+                    logger.warning("Changelog %d is incomplete", sid)
+                unused(changelog.changelog_manifest_list)
+        else:
+            delta = files.delta_changes(changelog, only_with_deletes=False)
+            for path, extras in (delta.deleted if delta is not None else {}).items():
+                if path not in held:
+                    data[path] = None
+                    data.update(dict.fromkeys(extras))
+            unused(changelog.delta_manifest_list)
+            unused(changelog.base_manifest_list)
+        doomed.append(manager.snapshot_path(sid))
+
+    return DeletionPlan(
+        snapshot_files=tuple(doomed),
+        manifest_lists=tuple(lists),
+        manifests=tuple(manifests),
+        data_files=tuple(data),
+        changelog_files=tuple(changelog_files),
         hints=((manager.earliest_hint_path, end.snapshot_id),),
     )
 
@@ -777,7 +1065,20 @@ def plan_tag_deletion(
             plan = plan.merge(_plan_tagged_snapshot(files, tagged, neighbours, earliest))
         except (FileNotFoundError, PaimonError) as err:
             logger.info("Skip cleaning files of the tag of snapshot %d: %s", sid, err)
-    return plan
+    return _keep_changelog_reads(plan, changelog_usage(table, files))
+
+
+def _keep_changelog_reads(plan: DeletionPlan, read: FileUsage) -> DeletionPlan:
+    """``plan`` without the files long-lived changelogs read."""
+    if not read.all_paths():
+        return plan
+    return replace(
+        plan,
+        **{
+            f.name: tuple(p for p in getattr(plan, f.name) if p not in getattr(read, f.name))
+            for f in fields(FileUsage)
+        },
+    )
 
 
 def _plan_tagged_snapshot(

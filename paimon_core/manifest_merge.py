@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from paimon_core.exceptions import CommitConflict
+from paimon_core.exceptions import CommitConflict, MetadataFormatError
 from paimon_core.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta
 from paimon_core.types import DataType
 
@@ -37,11 +37,36 @@ def merge_entries(
     return folded
 
 
+def manifest_may_contain(
+    meta: ManifestFileMeta, partitions: Iterable[bytes], partition_types: Sequence[DataType]
+) -> bool:
+    """False only when the manifest's partition stats rule out every one of ``partitions``."""
+    if not partition_types:
+        return True
+    from paimon_core.binary_row import deserialize_row
+
+    stats = meta.partition_stats
+    try:
+        lo = deserialize_row(stats.min_values, partition_types)
+        hi = deserialize_row(stats.max_values, partition_types)
+    except MetadataFormatError:
+        return True  # no usable partition stats (an empty row): cannot rule anything out
+    for part in partitions:
+        values = deserialize_row(part, partition_types)
+        if all(
+            v is None or mn is None or mx is None or mn <= v <= mx
+            for v, mn, mx in zip(values, lo, hi)
+        ):
+            return True
+    return False
+
+
 class ManifestMerger:
     """Paimon's full and minor manifest compaction over one base manifest list.
 
-    Every manifest this merger writes is recorded in ``written`` so that a failed commit can
-    remove them again.
+    The name of every manifest this merger writes is appended to ``written`` as soon as it
+    exists (pass the commit's own list), so that a commit failing later, or in the middle of
+    the merge, can remove them again.
     """
 
     def __init__(
@@ -51,13 +76,14 @@ class ManifestMerger:
         target_file_size: int,
         merge_min_count: int,
         full_compaction_threshold: int,
+        written: list[str] | None = None,
     ) -> None:
         self.manifest_file = manifest_file
         self.partition_types = list(partition_types)
         self.target_file_size = target_file_size
         self.merge_min_count = merge_min_count
         self.full_compaction_threshold = full_compaction_threshold
-        self.written: list[ManifestFileMeta] = []
+        self.written: list[str] = [] if written is None else written
 
     def merge(self, metas: Sequence[ManifestFileMeta]) -> list[ManifestFileMeta]:
         full = self._try_full_compaction(metas)
@@ -69,7 +95,7 @@ class ManifestMerger:
         if not entries:
             return []
         out = self.manifest_file.write(entries, self.partition_types)
-        self.written.extend(out)
+        self.written.extend(m.file_name for m in out)
         return out
 
     def _read(self, metas: Iterable[ManifestFileMeta]) -> Iterable[ManifestEntry]:
@@ -104,21 +130,7 @@ class ManifestMerger:
         return result
 
     def _may_contain(self, meta: ManifestFileMeta, partitions: set[bytes]) -> bool:
-        if not self.partition_types:
-            return True
-        from paimon_core.binary_row import deserialize_row
-
-        stats = meta.partition_stats
-        lo = deserialize_row(stats.min_values, self.partition_types)
-        hi = deserialize_row(stats.max_values, self.partition_types)
-        for part in partitions:
-            values = deserialize_row(part, self.partition_types)
-            if all(
-                v is None or mn is None or mx is None or mn <= v <= mx
-                for v, mn, mx in zip(values, lo, hi)
-            ):
-                return True
-        return False
+        return manifest_may_contain(meta, partitions, self.partition_types)
 
     def _minor_compaction(self, metas: Sequence[ManifestFileMeta]) -> list[ManifestFileMeta]:
         result: list[ManifestFileMeta] = []

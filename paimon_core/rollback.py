@@ -189,11 +189,11 @@ def _apply(table: FileStoreTable, plan: RollbackPlan) -> None:
         # EARLIEST before the restored snapshot: naming a missing snapshot it is ignored
         # (readers list), whereas written after, a crash in between would hide the snapshot.
         earliest = (snapshots.earliest_hint_path, plan.snapshot_id)
-        io.write_text(earliest[0], str(earliest[1]))
+        io.overwrite_atomic(earliest[0], str(earliest[1]).encode())
         hints.remove(earliest)
         io.write_no_clobber(plan.restore_path, snapshot_to_json(plan.target).encode("utf-8"))
     for path, value in hints:
-        io.write_text(path, str(value))
+        io.overwrite_atomic(path, str(value).encode())
     for snapshot_id in plan.removed_snapshot_ids:
         snapshots.delete_snapshot(snapshot_id)
     count = len(plan.removed_snapshot_ids)

@@ -16,8 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_core.exceptions import SchemaError, TableNotExist
+from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.fileio import FileIO
+from paimon_core.options import CoreOptions
 from paimon_core.snapshot import jackson_json
 from paimon_core.types import (
     DataField,
@@ -309,7 +310,9 @@ def validate_schema(s: TableSchema) -> None:
 
     Raises:
         SchemaError: the schema is one Java would reject.
+        InvalidArgument: retention options Java rejects (``validate_retention_options``).
     """
+    validate_retention_options(s.options)
     names = s.field_names
     if not names:
         raise SchemaError("Table must have at least one column")
@@ -371,6 +374,27 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+
+
+def validate_retention_options(options: Mapping[str, str]) -> None:
+    """``SchemaValidation.validateTableSchema``'s expiry checks, with Paimon's messages: a
+    table whose expiry can never run (every commit would fail to expire) is never created.
+
+    Raises:
+        InvalidArgument: a minimum below 1 or above its maximum, or a value that is not a
+            number, for snapshots and changelogs.
+    """
+    core = CoreOptions(options)
+    for kind, low, high in (
+        ("snapshot", core.snapshot_num_retained_min, core.snapshot_num_retained_max),
+        ("changelog", core.changelog_num_retained_min, core.changelog_num_retained_max),
+    ):
+        if low <= 0:
+            raise InvalidArgument(f"{kind}.num-retained.min should be at least 1")
+        if low > high:
+            raise InvalidArgument(
+                f"{kind}.num-retained.min should not be larger than {kind}.num-retained.max"
+            )
 
 
 def schema_from_arrow(

@@ -20,6 +20,8 @@ from typing import Any
 from paimon_core.exceptions import SnapshotNotFound
 from paimon_core.fileio import FileIO
 from paimon_core.paths import (
+    CHANGELOG_DIR,
+    CHANGELOG_PREFIX,
     EARLIEST_HINT,
     LATEST_HINT,
     SNAPSHOT_DIR,
@@ -140,26 +142,28 @@ def snapshot_to_json(snapshot: Snapshot) -> str:
     return jackson_json(snapshot_to_dict(snapshot))
 
 
+_COMMIT_KINDS = {kind.value: kind for kind in CommitKind}
+
+
 def snapshot_from_dict(data: Mapping[str, Any]) -> Snapshot:
     """Parse a snapshot (or tag) JSON object; unknown keys are ignored, missing numbers are 0."""
-    kwargs: dict[str, Any] = {}
-    for attr, key in _FIELDS:
-        value = data.get(key)
-        if value is None:
-            if attr in _PRIMITIVES:
-                kwargs[attr] = 0
-            elif attr == "commit_kind":
-                kwargs[attr] = CommitKind.APPEND
-            else:
-                kwargs[attr] = None
-            continue
-        if attr == "commit_kind":
-            value = CommitKind(str(value).upper())
-        elif attr == "log_offsets":
-            value = {int(k): int(v) for k, v in value.items()}
-        elif attr == "properties":
-            value = {str(k): str(v) for k, v in value.items()}
-        kwargs[attr] = value
+    get = data.get
+    kwargs = {attr: get(key) for attr, key in _FIELDS}
+    for attr in _PRIMITIVES:
+        if kwargs[attr] is None:
+            kwargs[attr] = 0
+    kind = kwargs["commit_kind"]
+    kwargs["commit_kind"] = (
+        CommitKind.APPEND
+        if kind is None
+        else (isinstance(kind, str) and _COMMIT_KINDS.get(kind)) or CommitKind(str(kind).upper())
+    )
+    offsets = kwargs["log_offsets"]
+    if offsets is not None:
+        kwargs["log_offsets"] = {int(k): int(v) for k, v in offsets.items()}
+    properties = kwargs["properties"]
+    if properties is not None:
+        kwargs["properties"] = {str(k): str(v) for k, v in properties.items()}
     return Snapshot(**kwargs)
 
 
@@ -232,10 +236,19 @@ class SnapshotManager:
     """Finds, reads and publishes the snapshots of one table (or branch).
 
     ``LATEST``/``EARLIEST`` are hints: each answer is checked against the snapshot files
-    and falls back to a listing. Parsed snapshots are cached by id, but each hit is checked
-    against the file's size and modification time: ``snapshot-N`` does change when another
-    process expires it, or rolls back past it and commits a new ``N``.
+    and falls back to a listing. Parsed snapshots are cached by id, but every hit is checked
+    against storage, because ``snapshot-N`` does change when another process expires it, or
+    rolls back past it and commits a new ``N`` (possibly of the same size, within the same
+    second). The check is ``FileIO.version`` (inode, nanosecond mtime and size on a local
+    disk); where a file system has no reliable version (object stores report whole
+    seconds) the bytes are read again and compared, which only saves the parsing.
+    ``fresh=True`` always reads the bytes: a commit builds on such a read, so no version
+    token, however coarse, can make it lose another writer's data.
     """
+
+    DIRECTORY = SNAPSHOT_DIR
+    PREFIX = SNAPSHOT_PREFIX
+    WHAT = "Snapshot"
 
     def __init__(
         self,
@@ -247,60 +260,64 @@ class SnapshotManager:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
         self.branch = branch
-        self.snapshot_dir = f"{branch_path(self.table_path, branch)}/{SNAPSHOT_DIR}"
+        self.snapshot_dir = f"{branch_path(self.table_path, branch)}/{self.DIRECTORY}"
         self.latest_hint_path = f"{self.snapshot_dir}/{LATEST_HINT}"
         self.earliest_hint_path = f"{self.snapshot_dir}/{EARLIEST_HINT}"
-        self._cache: OrderedDict[int, tuple[Snapshot, tuple[int, int]]] = OrderedDict()
+        # id -> (snapshot, the file's FileIO.version when read, the file's bytes)
+        self._cache: OrderedDict[int, tuple[Snapshot, object | None, bytes]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     def snapshot_path(self, snapshot_id: int) -> str:
-        return f"{self.snapshot_dir}/{SNAPSHOT_PREFIX}{snapshot_id}"
+        return f"{self.snapshot_dir}/{self.PREFIX}{snapshot_id}"
 
     # ----------------------------------------------------------------------- reading
 
     def snapshot_exists(self, snapshot_id: int) -> bool:
         return self.file_io.exists(self.snapshot_path(snapshot_id))
 
-    def snapshot(self, snapshot_id: int) -> Snapshot:
-        """The snapshot ``snapshot_id``; raises ``SnapshotNotFound`` when it does not exist."""
+    def snapshot(self, snapshot_id: int, *, fresh: bool = False) -> Snapshot:
+        """The snapshot ``snapshot_id``; raises ``SnapshotNotFound`` when it does not exist.
+
+        ``fresh``: read the file whatever its version says (the cached parse is reused only
+        when the bytes are the same).
+        """
         path = self.snapshot_path(snapshot_id)
         with self._lock:
             cached = self._cache.get(snapshot_id)
-        # Stamp before reading: a file replaced in between is then only read once more.
-        stamp = self._stamp(path)
-        if cached is not None and cached[1] == stamp:
-            with self._lock:
-                if snapshot_id in self._cache:
-                    self._cache.move_to_end(snapshot_id)
-            return cached[0]
         try:
-            if stamp is None:
-                raise FileNotFoundError(path)
-            text = self.file_io.read_bytes(path)
+            # Versioned before reading: a file replaced in between is then only read again.
+            version = self.file_io.version(path)
+            if not fresh and cached is not None and version is not None and cached[1] == version:
+                return self._hit(snapshot_id, cached[0])
+            data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             self._forget(snapshot_id)
-            raise SnapshotNotFound(f"Snapshot {snapshot_id} does not exist") from None
-        snapshot = snapshot_from_json(text)
-        self._remember(snapshot_id, snapshot, stamp)
+            raise SnapshotNotFound(f"{self.WHAT} {snapshot_id} does not exist") from None
+        if cached is not None and cached[2] == data:
+            snapshot = cached[0]
+        else:
+            snapshot = snapshot_from_json(data)
+        self._remember(snapshot_id, snapshot, version, data)
         return snapshot
 
-    def _stamp(self, path: str) -> tuple[int, int] | None:
-        try:
-            status = self.file_io.get_status(path)
-        except FileNotFoundError:
-            return None
-        return status.size, status.mtime_ms
+    def _hit(self, snapshot_id: int, snapshot: Snapshot) -> Snapshot:
+        with self._lock:
+            if snapshot_id in self._cache:
+                self._cache.move_to_end(snapshot_id)
+        return snapshot
 
-    def try_snapshot(self, snapshot_id: int) -> Snapshot | None:
+    def try_snapshot(self, snapshot_id: int, *, fresh: bool = False) -> Snapshot | None:
         try:
-            return self.snapshot(snapshot_id)
+            return self.snapshot(snapshot_id, fresh=fresh)
         except SnapshotNotFound:
             return None
 
-    def _remember(self, snapshot_id: int, snapshot: Snapshot, stamp: tuple[int, int]) -> None:
+    def _remember(
+        self, snapshot_id: int, snapshot: Snapshot, version: object | None, data: bytes
+    ) -> None:
         with self._lock:
-            self._cache[snapshot_id] = (snapshot, stamp)
+            self._cache[snapshot_id] = (snapshot, version, data)
             self._cache.move_to_end(snapshot_id)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -311,10 +328,11 @@ class SnapshotManager:
 
     def list_snapshot_ids(self) -> list[int]:
         """Ids of all ``snapshot-<digits>`` files, sorted (temp files never match)."""
-        cut = len(SNAPSHOT_PREFIX)
+        prefix = self.PREFIX
+        cut = len(prefix)
         ids = []
         for name in self.file_io.list_names(self.snapshot_dir):
-            if name.startswith(SNAPSHOT_PREFIX):
+            if name.startswith(prefix):
                 rest = name[cut:]
                 if rest.isascii() and rest.isdigit():
                     ids.append(int(rest))
@@ -363,22 +381,23 @@ class SnapshotManager:
         ids = self.list_snapshot_ids()
         return ids[0] if ids else None
 
-    def _resolve(self, find: Callable[[], int | None]) -> Snapshot | None:
+    def _resolve(self, find: Callable[[], int | None], fresh: bool) -> Snapshot | None:
         # A snapshot may vanish between finding its id and reading it (expiry, rollback).
         for _ in range(3):
             snapshot_id = find()
             if snapshot_id is None:
                 return None
-            snapshot = self.try_snapshot(snapshot_id)
+            snapshot = self.try_snapshot(snapshot_id, fresh=fresh)
             if snapshot is not None:
                 return snapshot
-        raise SnapshotNotFound(f"Snapshot files under {self.snapshot_dir} keep disappearing")
+        raise SnapshotNotFound(f"{self.WHAT} files under {self.snapshot_dir} keep disappearing")
 
-    def latest_snapshot(self) -> Snapshot | None:
-        return self._resolve(self.latest_snapshot_id)
+    def latest_snapshot(self, *, fresh: bool = False) -> Snapshot | None:
+        """The newest snapshot; ``fresh`` (what a commit builds on) reads it from storage."""
+        return self._resolve(self.latest_snapshot_id, fresh)
 
-    def earliest_snapshot(self) -> Snapshot | None:
-        return self._resolve(self.earliest_snapshot_id)
+    def earliest_snapshot(self, *, fresh: bool = False) -> Snapshot | None:
+        return self._resolve(self.earliest_snapshot_id, fresh)
 
     def earlier_or_equal_time_millis(self, time_millis: int) -> Snapshot | None:
         """The latest snapshot committed at or before ``time_millis`` (None if none is)."""
@@ -425,11 +444,15 @@ class SnapshotManager:
         check the hint), so its failure is only logged.
         """
         path = self.snapshot_path(snapshot.snapshot_id)
-        if not self.file_io.write_no_clobber(path, snapshot_to_json(snapshot).encode("utf-8")):
+        data = snapshot_to_json(snapshot).encode("utf-8")
+        if not self.file_io.write_no_clobber(path, data):
             return False
-        stamp = self._stamp(path)
-        if stamp is not None:
-            self._remember(snapshot.snapshot_id, snapshot, stamp)
+        try:
+            version = self.file_io.version(path)
+        except FileNotFoundError:  # already expired or rolled back by another process
+            pass
+        else:
+            self._remember(snapshot.snapshot_id, snapshot, version, data)
         try:
             self.write_latest_hint(snapshot.snapshot_id)
         except OSError as err:
@@ -439,13 +462,30 @@ class SnapshotManager:
         return True
 
     def write_latest_hint(self, snapshot_id: int) -> None:
-        """Overwrite ``LATEST`` with the id (no newline, as Java's ``HintFileUtils``)."""
-        self.file_io.write_text(self.latest_hint_path, str(snapshot_id))
+        """Replace ``LATEST`` with the id (no newline), atomically as Java's ``HintFileUtils``:
+        an in-place rewrite torn by a crash can leave a larger id (``100`` -> ``9`` gives
+        ``900``), which Java's ``findLatest`` trusts when ``snapshot-901`` is absent."""
+        self.file_io.overwrite_atomic(self.latest_hint_path, str(snapshot_id).encode())
 
     def write_earliest_hint(self, snapshot_id: int) -> None:
-        self.file_io.write_text(self.earliest_hint_path, str(snapshot_id))
+        self.file_io.overwrite_atomic(self.earliest_hint_path, str(snapshot_id).encode())
 
     def delete_snapshot(self, snapshot_id: int) -> bool:
         """Delete ``snapshot-N`` only (not its files); False when it was already gone."""
         self._forget(snapshot_id)
         return self.file_io.delete(self.snapshot_path(snapshot_id))
+
+
+class ChangelogManager(SnapshotManager):
+    """The long-lived changelogs ``changelog/changelog-N`` (Paimon's ``ChangelogManager``).
+
+    A changelog is the JSON of snapshot N, written by snapshot expiry when the changelog
+    lifecycle is decoupled (``changelog.num-retained.*``/``changelog.time-retained`` beyond
+    the snapshot ones), so that streaming readers can still read the changes of expired
+    snapshots. ``LATEST``/``EARLIEST`` hints live in ``changelog/`` too. Every
+    ``SnapshotManager`` read works here; ``snapshot_dir`` is the changelog directory.
+    """
+
+    DIRECTORY = CHANGELOG_DIR
+    PREFIX = CHANGELOG_PREFIX
+    WHAT = "Changelog"

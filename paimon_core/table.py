@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,14 @@ class FileStoreTable:
             self.identifier,
             {**self.dynamic_options, **dynamic_options},
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Only the fields: the cached managers hold locks and caches, and are rebuilt on
+        demand (a table goes to Spark executors and worker processes by pickle)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @cached_property
     def options(self) -> CoreOptions:

@@ -185,8 +185,10 @@ class TagManager:
         return dict(tags)
 
     def write_tag(self, name: str, tag: Tag) -> None:
-        """Create or replace the tag file (a plain overwrite, as Java's ``overwriteFileUtf8``)."""
-        self.file_io.write_text(self.tag_path(name), tag_to_json(tag))
+        """Create or replace the tag file atomically (Java's ``overwriteFileUtf8`` renames a
+        temp file too): a crash leaves the old or the new tag, never a torn JSON that would
+        break listing, rollback and orphan removal."""
+        self.file_io.overwrite_atomic(self.tag_path(name), tag_to_json(tag).encode("utf-8"))
 
     def delete_tag_file(self, name: str) -> bool:
         """Delete the tag file only; False when it did not exist."""

@@ -24,8 +24,13 @@ hourly ``yyyy-MM-dd HH`` / ``yyyyMMdd HH`` / ``yyyyMMddHH``, two-hours always
 the epoch of the *local* time (Paimon reads the local date-time as if it were UTC).
 
 The hook is ``auto_create_tags(table, snapshot)``, registered with
-``commit.register_post_commit_hook`` when this module is imported; import it before
-``paimon_core.expire`` so that, as in Paimon, tags are made before snapshots expire.
+``commit.register_post_commit_hook`` when this module is imported, always after the hook of
+``paimon_core.expire`` (imported first here), so after a commit snapshots expire first and
+tags are made (and TTL-expired) afterwards: the order of Paimon 0.9's
+``TableCommitImpl.expire`` (the Java oracle). Paimon 1.x/2.0's ``TableCommitImpl.maintain``
+runs tag creation and tag TTL expiry before snapshot expiry (Spark's batch tag still comes
+after both); the difference only shows when a snapshot expires in the commit that should
+have tagged it.
 Not done: tag callbacks, success files, ``forceCreatingSnapshot`` (streaming only).
 """
 
@@ -39,6 +44,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import paimon_core.expire  # noqa: F401  (registers snapshot expiry, which runs first)
 from paimon_core.commit import register_post_commit_hook
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.file_deletion import plan_tag_deletion

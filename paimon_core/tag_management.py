@@ -5,11 +5,13 @@ Spark procedures built on them (paimon-sql-surface.md §1.3, §5.4). Deliberate 
 
 * every argument is checked before anything is written, so a failing call changes nothing
   (Paimon's ``delete_tag('a,,b')`` deletes ``a`` before rejecting the blank name);
-* tag names must also be safe file names (``validate_tag_name``); a user cannot create a purely
+* tag names must also be safe file names (``validate_tag_name``); a new name must not start
+  or end with whitespace (``delete_tag`` trims) nor exceed 200 bytes; a user cannot create a purely
   numeric name (the tag proposal's rule: ``VERSION AS OF '5'`` would be ambiguous), while
   automatic tags (``20240101``) and numeric tags other writers made stay usable, as Paimon
   allows them since PR #2566;
-* a new tag is published atomically (no clobbering a tag created concurrently);
+* a new tag is published atomically (no clobbering a tag created concurrently), and
+  ``replace_tag`` rewrites the file atomically (a crash leaves the old or the new tag);
 * ``create_tag`` applies ``tag.default-time-retained`` when no retention is given, as Paimon's
   Java API ``createTag(name[, id])`` does; the Spark procedure and tag DDL do not (they pass
   null): mimic them with ``default_retention=False``. ``replace_tag`` never applies it
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 __all__ = [
+    "TagExpireResult",
     "create_tag",
     "create_tag_from_timestamp",
     "delete_tags",
@@ -56,20 +60,37 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _FORBIDDEN = ("/", "\\", "..")
+# File names are limited to 255 bytes; ``tag-`` and the temp name of an atomic overwrite
+# (``.tag-<name>.<uuid>.tmp``) take 46 of them.
+MAX_TAG_NAME_BYTES = 200
 
 
-def validate_tag_name(name: str, what: str = "Tag name", *, allow_numeric: bool = True) -> None:
+def validate_tag_name(
+    name: str, what: str = "Tag name", *, allow_numeric: bool = True, new: bool = False
+) -> None:
     """Reject a name Paimon rejects (blank) or that is unsafe as ``tag/tag-<name>``.
 
-    ``allow_numeric=False`` is for names a user is about to create: a purely numeric one
-    would read as a snapshot id wherever a version string is accepted.
+    ``new`` is for names about to be created: they must not start or end with whitespace
+    (``delete_tag`` trims names, so such a tag could never be deleted) and must fit in a
+    file name (at most ``MAX_TAG_NAME_BYTES`` bytes of UTF-8). ``allow_numeric=False``
+    is for names a user is about to create: a purely numeric one would read as a snapshot
+    id wherever a version string is accepted.
 
     Raises:
-        InvalidTagName: blank, a path separator, ``..``, a control character or a leading dot,
-            or only digits when ``allow_numeric`` is False.
+        InvalidTagName: blank, a path separator, ``..``, a control character or a leading dot;
+            for new names also surrounding whitespace or too long; only digits when
+            ``allow_numeric`` is False.
     """
     if not isinstance(name, str) or not name.strip():
         raise InvalidTagName(f"{what} shouldn't be blank.")
+    if new:
+        if name != name.strip():
+            raise InvalidTagName(f"{what} {name!r} must not start or end with whitespace.")
+        size = len(name.encode("utf-8", "surrogatepass"))
+        if size > MAX_TAG_NAME_BYTES:
+            raise InvalidTagName(
+                f"{what} is {size} bytes long; at most {MAX_TAG_NAME_BYTES} bytes are allowed."
+            )
     for bad in _FORBIDDEN:
         if bad in name:
             raise InvalidTagName(f"{what} '{name}' must not contain '{bad}'.")
@@ -194,7 +215,7 @@ def create_tag(
         InvalidArgument: auto-creation is on, the name is an auto-tag name and the snapshot
             already has an auto tag; or a bad duration.
     """
-    validate_tag_name(tag, allow_numeric=allow_numeric)
+    validate_tag_name(tag, allow_numeric=allow_numeric, new=True)
     retained = _retention(time_retained)
     snapshot = _resolve(table, snapshot_id, "create tag")
     if retained is None and default_retention:
@@ -237,7 +258,7 @@ def create_tag_from_timestamp(
         SnapshotNotFound: ``Could not find any snapshot whose commit-time later than <ts>.``
         plus every error of ``create_tag``.
     """
-    validate_tag_name(tag, allow_numeric=False)
+    validate_tag_name(tag, allow_numeric=False, new=True)
     snapshot = table.snapshot_manager.later_or_equal_time_millis(timestamp_millis)
     tagged = sorted(
         (t.snapshot for t in table.tag_manager.list_tags().values()),
@@ -306,7 +327,7 @@ def rename_tag(table: FileStoreTable, tag: str, target_tag: str) -> None:
         data = table.file_io.read_bytes(manager.tag_path(tag))
     except FileNotFoundError:
         raise TagNotFound(f"Tag '{tag}' doesn't exist.") from None
-    validate_tag_name(target_tag, "New tag name", allow_numeric=False)
+    validate_tag_name(target_tag, "New tag name", allow_numeric=False, new=True)
     if manager.tag_exists(target_tag) or not table.file_io.write_no_clobber(
         manager.tag_path(target_tag), data
     ):
@@ -340,13 +361,24 @@ def list_tags(table: FileStoreTable) -> dict[str, Tag]:
     return dict(sorted(table.tag_manager.list_tags().items()))
 
 
+@dataclass(frozen=True, slots=True)
+class TagExpireResult:
+    """The tags that expired (or would, in a dry run), in name order, and their deletion."""
+
+    names: tuple[str, ...]
+    plan: DeletionPlan
+
+    def __str__(self) -> str:
+        return f"expired tags: {', '.join(self.names) or 'none'}\n{self.plan}"
+
+
 def expire_tags(
     table: FileStoreTable,
     older_than_millis: int | None = None,
     *,
     now: datetime | None = None,
     dry_run: bool = False,
-) -> list[str]:
+) -> TagExpireResult:
     """Paimon's ``TagTimeExpire.expire``: delete tags whose retention has passed.
 
     A tag with ``tagCreateTime`` and ``tagTimeRetained`` expires once ``now`` is after
@@ -355,7 +387,8 @@ def expire_tags(
     counts as created at its file's modification time (all in local time, as Paimon).
 
     Returns:
-        The expired tag names, in name order.
+        The expired tag names and the ``DeletionPlan`` of their tag files and of the files
+        only they kept alive (``plan_tag_deletion``), applied unless ``dry_run``.
     """
     now = now or datetime.now()
     older_than = local_datetime(older_than_millis) if older_than_millis is not None else None
@@ -374,9 +407,10 @@ def expire_tags(
         reached = retained is not None and now > created + retained
         if reached or (older_than is not None and older_than > created):
             expired.append(name)
-    if expired and not dry_run:
-        plan_tag_deletion(table, expired).apply(table.file_io)
-    return expired
+    plan = plan_tag_deletion(table, expired) if expired else DeletionPlan()
+    if not dry_run:
+        plan.apply(table.file_io)
+    return TagExpireResult(tuple(expired), plan)
 
 
 def tags_removed_by_rollback(table: FileStoreTable, snapshot_id: int) -> list[str]:

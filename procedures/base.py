@@ -34,6 +34,7 @@ __all__ = [
     "Procedure",
     "ProcedureError",
     "ProcedureResult",
+    "TypedValue",
     "bind_arguments",
     "call_procedure",
     "epoch_millis_to_local",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 PARAMETER_TYPES = frozenset({"STRING", "BIGINT", "INT", "BOOLEAN"})
+# Spark's `Cast.numericPrecedence`: each type up-casts to the ones after it.
+_NUMERIC_PRECEDENCE = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
+_SUFFIXES = {"TINYINT": "Y", "SMALLINT": "S", "BIGINT": "L", "FLOAT": "F", "DOUBLE": "D"}
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _TIMESTAMP = re.compile(
@@ -250,8 +254,27 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # ---------------------------------------------------------------------------- binding
 
 
+@dataclass(frozen=True, slots=True)
+class TypedValue:
+    """A CALL argument whose Spark type is not the one its Python value implies: a suffixed
+    number literal such as ``10L`` (BIGINT, where ``10`` is INT), ``2S``, ``3Y``, ``1.5F``.
+
+    The type decides whether the argument binds (``retain_max => 10L`` does not: Spark does
+    not up-cast BIGINT to INT).
+    """
+
+    value: Any
+    type: str
+
+    def __repr__(self) -> str:
+        suffix = _SUFFIXES.get(self.type)
+        return f"{self.value!r}{suffix}" if suffix else f"TypedValue({self.value!r}, {self.type!r})"
+
+
 def literal_type(value: Any) -> str:
     """The Spark SQL type of a CALL argument value, as Spark types the literal."""
+    if isinstance(value, TypedValue):
+        return value.type
     if value is None:
         return "VOID"
     if isinstance(value, bool):
@@ -303,13 +326,15 @@ def _can_up_cast(source: str, target: str) -> bool:
         precision, scale = (int(x) for x in source[8:-1].split(","))
         bound = {"INT": 10, "BIGINT": 20}.get(target)
         return bound is not None and scale == 0 and precision <= bound
-    if target == "BIGINT":
-        return source in ("INT", "TIMESTAMP")
-    return False
+    if source in _NUMERIC_PRECEDENCE and target in _NUMERIC_PRECEDENCE:
+        return _NUMERIC_PRECEDENCE.index(source) < _NUMERIC_PRECEDENCE.index(target)
+    return source == "TIMESTAMP" and target == "BIGINT"
 
 
 def _cast(value: Any, target: str, time_zone: dt.tzinfo | None) -> Any:
     """The literal cast to the parameter type (only called when ``_can_up_cast`` holds)."""
+    if isinstance(value, TypedValue):
+        value = value.value
     if value is None:
         return None
     if target == "STRING":

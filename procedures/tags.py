@@ -3,6 +3,13 @@
 
 As in Paimon's Spark procedures, ``time_retained`` is only what the call gives: the table's
 ``tag.default-time-retained`` is not applied (``CreateOrReplaceTagBaseProcedure``).
+
+Beyond Paimon, ``delete_tag`` and ``expire_tags`` take a last optional ``dry_run BOOLEAN``
+(as ``rollback``): nothing is changed and the result gets a last column ``file_to_delete``,
+one row per file that would go (the tag files, then the data files, manifests and lists only
+those tags kept alive; ``file_deletion.plan_tag_deletion``), or one row with NULL there. The
+Paimon columns repeat on every row: ``result`` is true; ``expired_tags`` holds the names of
+all the tags that would expire, comma-separated (``No expired tags.`` when none would).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from typing import Any
 from paimon_core import tag_management
 from paimon_core.options import parse_duration
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
+from procedures.rollback import DRY_RUN, dry_run_result
 
 RESULT = (Column("result", "BOOLEAN"),)
 _TAG_PARAMETERS = (
@@ -81,8 +89,11 @@ def _create_tag_from_timestamp(ctx: CallContext, args: dict[str, Any]) -> Proced
 
 def _delete_tag(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     names = _tag_name(ctx, args["tag"])
+    dry_run = bool(args["dry_run"])
     table = ctx.table(args["table"])
-    tag_management.delete_tags(table, names)
+    plan = tag_management.delete_tags(table, names, dry_run=dry_run)
+    if dry_run:
+        return dry_run_result(RESULT, (True,), plan.files())
     return ProcedureResult(RESULT, [(True,)])
 
 
@@ -101,9 +112,13 @@ NO_EXPIRED_TAGS = "No expired tags."
 def _expire_tags(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     older_than = args["older_than"]
     millis = None if older_than is None else ctx.timestamp_millis(older_than, "older_than")
+    dry_run = bool(args["dry_run"])
     table = ctx.table(args["table"])
-    expired = tag_management.expire_tags(table, older_than_millis=millis)
-    rows = [(name,) for name in expired] or [(NO_EXPIRED_TAGS,)]
+    expired = tag_management.expire_tags(table, older_than_millis=millis, dry_run=dry_run)
+    if dry_run:
+        row = (",".join(expired.names) or NO_EXPIRED_TAGS,)
+        return dry_run_result(EXPIRE_TAGS_OUTPUT, row, expired.plan.files())
+    rows = [(name,) for name in expired.names] or [(NO_EXPIRED_TAGS,)]
     return ProcedureResult(EXPIRE_TAGS_OUTPUT, rows)
 
 
@@ -124,7 +139,11 @@ TAG_PROCEDURES = (
     ),
     Procedure(
         "delete_tag",
-        (Parameter("table", "STRING", required=True), Parameter("tag", "STRING", required=True)),
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("tag", "STRING", required=True),
+            DRY_RUN,
+        ),
         RESULT,
         _delete_tag,
         "Delete tags (comma-separated names); missing ones are ignored.",
@@ -142,7 +161,7 @@ TAG_PROCEDURES = (
     ),
     Procedure(
         "expire_tags",
-        (Parameter("table", "STRING", required=True), Parameter("older_than", "STRING")),
+        (Parameter("table", "STRING", required=True), Parameter("older_than", "STRING"), DRY_RUN),
         EXPIRE_TAGS_OUTPUT,
         _expire_tags,
         "Delete tags whose retention has passed, or created before older_than.",

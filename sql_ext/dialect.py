@@ -10,17 +10,32 @@
   `[FOR] TIMESTAMP|SYSTEM_TIME AS OF`).
 
 It only builds syntax trees: argument values are checked and converted by `sql_ext.parse`.
+Besides sqlglot's positions of names, it records where some constructs end in the text
+(`END`: a time travel clause, a TABLESAMPLE) or lie (`SPAN`: a CTE list, the query of an INSERT
+or CREATE TABLE ... AS), so that `sql_ext.parse` can edit the user's text in place instead of
+generating SQL from the tree.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.tokens import Token, TokenType
 
+END = "paimon_end"
+"""`meta` key: offset just past the node's last token."""
+SPAN = "paimon_span"
+"""`meta` key: `(start, end)` offsets of the node's text, end exclusive."""
+
 # Suffixes of Spark number literals (`10L`, `1.5BD`); the tokenizer turns them into `::TYPE`.
 NUMBER_SUFFIXES = frozenset(Spark.Tokenizer.NUMERIC_LITERALS)
+
+
+_E = TypeVar("_E", bound=exp.Expr)
 
 
 class Call(exp.Expression):
@@ -102,6 +117,15 @@ class PaimonSpark(Spark):
             ("TIMESTAMP", "AS", "OF"): "TIMESTAMP",
         }
 
+        def raise_error(self, message: str, token: Token | None = None) -> None:
+            # At the end of the input sqlglot blames the last token; blame the end instead
+            # (an empty token after it), so that the message can say "end of input".
+            if not token and not self._curr and self._prev:
+                end = len(self.sql)
+                line, col = self._prev.line, self._prev.col + 1
+                token = Token(TokenType.UNKNOWN, "", line=line, col=col, start=end, end=end - 1)
+            super().raise_error(message, token)  # type: ignore[arg-type]
+
         def _warn_unsupported(self) -> None:
             # Command fallbacks are judged by sql_ext.parse (an error for Paimon syntax,
             # a verbatim pass-through otherwise), so sqlglot's warning is only noise.
@@ -112,10 +136,42 @@ class PaimonSpark(Spark):
             if phrase is None:
                 return None
             kind = self.VERSION_PHRASES[phrase]
-            expression = self._parse_bitwise()
+            expression = self._spanned(self._parse_bitwise)
             if expression is None:
                 self.raise_error(f"Expected a value after {' '.join(phrase)}")
-            return self.expression(exp.Version(this=kind, kind="AS OF", expression=expression))
+            version = self.expression(exp.Version(this=kind, kind="AS OF", expression=expression))
+            version.meta[END] = self._prev.end + 1
+            return version
+
+        def _parse_table_sample(self, as_modifier: bool = False) -> exp.TableSample | None:
+            sample = super()._parse_table_sample(as_modifier)
+            if sample is not None:
+                sample.meta[END] = self._prev.end + 1
+            return sample
+
+        def _parse_with(self, skip_with_token: bool = False) -> exp.With | None:
+            return self._spanned(
+                lambda: super(PaimonSpark.Parser, self)._parse_with(skip_with_token)
+            )
+
+        def _parse_ddl_select(self) -> exp.Expr | None:
+            return self._spanned(super()._parse_ddl_select)
+
+        def _parse_derived_table_values(
+            self, allow_value_synonym: bool = False
+        ) -> exp.Values | None:
+            return self._spanned(
+                lambda: super(PaimonSpark.Parser, self)._parse_derived_table_values(
+                    allow_value_synonym
+                )
+            )
+
+        def _spanned(self, parse: Callable[[], _E | None]) -> _E | None:
+            first = self._curr
+            node = parse()
+            if node is not None and first is not None and self._prev is not None:
+                node.meta[SPAN] = (first.start, self._prev.end + 1)
+            return node
 
         def _parse_call(self) -> exp.Expr:
             start = self._prev

@@ -1,8 +1,17 @@
-"""Errors the SQL layer raises for statements it understands but cannot run."""
+"""Errors the SQL layer raises for statements it understands but cannot run, and the
+translation of Spark's errors about a rewritten statement back to the statement as written."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from paimon_core.exceptions import PaimonError
+from sql_ext.splice import Spliced, position
+
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+"""PySpark's loggers that print every failed query as JSON on stderr before it is raised."""
 
 
 class SqlError(PaimonError):
@@ -18,3 +27,44 @@ class SqlError(PaimonError):
 def first_line(error: BaseException) -> str:
     """The first non-blank line of an error (Spark's messages start with a newline)."""
     return next((line.strip() for line in str(error).splitlines() if line.strip()), repr(error))
+
+
+_LINE_POS = re.compile(r"(line )(\d+)(,? pos(?:ition)? )(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """How a statement was rewritten for Spark, to put Spark's errors back in the user's terms:
+    `line L pos P` of the rewritten text becomes the position in `source` (the statement as
+    written), and view names become the tables they hold (`views`).
+
+    `prefix` characters (without line breaks) precede the rewritten text, e.g. `EXPLAIN `.
+    """
+
+    spliced: Spliced
+    source: str
+    prefix: int
+    views: Mapping[str, str]
+
+    def restore(self, error: BaseException) -> None:
+        """Rewrite the message of a pyspark `CapturedException` (what `str()` shows) in place."""
+        description = getattr(error, "_desc", None)
+        if isinstance(description, str):
+            error._desc = self.message(description)  # type: ignore[attr-defined]
+
+    def message(self, text: str) -> str:
+        text = _LINE_POS.sub(self._position, text)
+        for view, table in self.views.items():
+            text = text.replace(view, table)
+        return text
+
+    def _position(self, match: re.Match[str]) -> str:
+        line, column = int(match.group(2)), int(match.group(4))
+        one_based = match.group(3).endswith("position ")
+        column -= int(one_based) + (self.prefix if line == 1 else 0)
+        lines = self.spliced.text.split("\n")
+        if not 1 <= line <= len(lines) or not 0 <= column <= len(lines[line - 1]):
+            return match.group()
+        offset = sum(len(text) + 1 for text in lines[: line - 1]) + column
+        line, column = position(self.source, self.spliced.source_offset(offset))
+        return f"{match.group(1)}{line}{match.group(3)}{column + int(one_based)}"

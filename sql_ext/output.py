@@ -11,8 +11,10 @@ readable) and tabs show as `\\t`. TSV keeps each row on one line: tab, newline a
 return show as `\\t`, `\\n`, `\\r` and backslashes are doubled, so a line splits back into its
 exact values.
 
-JSON writes one object per row, keys are the column names in column order (duplicates are kept,
-as they are in Spark results), values JSON-typed:
+JSON writes one object per row, keys are the column names in column order, values JSON-typed.
+Keys are unique, as JSON readers need: a name that repeats an earlier one gets `_2`, `_3`, ...
+(the first free suffix), so `SELECT a.snapshot_id, b.snapshot_id ...` gives
+`{"snapshot_id":1,"snapshot_id_2":1}`. Values:
 
 * integers and floats as numbers (NaN and infinities as the strings `"NaN"`, `"Infinity"`,
   `"-Infinity"`, as Spark's `to_json` writes them); booleans; null;
@@ -38,6 +40,7 @@ from typing import Any, Protocol, TextIO
 __all__ = [
     "OutputFormat",
     "format_rows",
+    "json_keys",
     "json_value",
     "text_value",
     "write_result",
@@ -147,10 +150,27 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _json_line(columns: Sequence[str], row: Sequence[Any]) -> str:
-    # Built by hand so that duplicate column names survive (a dict would merge them).
-    pairs = (f"{_dumps(name)}:{_dumps(json_value(v))}" for name, v in zip(columns, row))
-    return "{" + ",".join(pairs) + "}"
+def json_keys(columns: Sequence[str]) -> list[str]:
+    """The column names made unique: a repeated name gets the first free `_2`, `_3`, ...
+
+    >>> json_keys(["id", "id", "id_2", "id"])
+    ['id', 'id_3', 'id_2', 'id_4']
+    """
+    taken = set(columns)
+    keys: list[str] = []
+    for name in columns:
+        key = name
+        if key in keys:
+            n = 2
+            while f"{name}_{n}" in taken or f"{name}_{n}" in keys:
+                n += 1
+            key = f"{name}_{n}"
+        keys.append(key)
+    return keys
+
+
+def _json_line(keys: Sequence[str], row: Sequence[Any]) -> str:
+    return _dumps({key: json_value(v) for key, v in zip(keys, row)})
 
 
 def _width(text: str) -> int:
@@ -204,8 +224,9 @@ def format_rows(
         for row in rows:
             yield "\t".join(text_value(v).translate(_TSV_ESCAPES) for v in row)
     else:
+        keys = json_keys(columns)
         for row in rows:
-            yield _json_line(columns, row)
+            yield _json_line(keys, row)
 
 
 def write_result(result: _Result, fmt: OutputFormat | str, out: TextIO) -> int:

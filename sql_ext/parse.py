@@ -6,7 +6,13 @@ classified by `parse_statement`:
 * `CALL [catalog.]sys.<name>(...)` becomes a `CallStatement` with Python argument values.
 * Anything else becomes a `QueryStatement`; `paimon_tables` lists its table references that
   need Paimon (a `$` system table or branch suffix, or a time travel clause), and
-  `replace_tables` rewrites them into plain Spark SQL.
+  `replace_tables` rewrites them into plain Spark SQL by editing the statement's text in
+  place (`sql_ext.splice`): only the table names (with their time travel clause) change, every
+  other byte (functions, comments, hints) stays as written.
+
+Two Spark forms sqlglot misreads are expanded before parsing, in `QueryStatement.parsed` only:
+`TABLE t` as a query becomes `SELECT * FROM t`, and `IDENTIFIER('a.b')` with one string
+literal becomes the name it holds. Both mean the same to Spark.
 
 Strictness rule. The tokens of the statement (never a regex over its text) decide whether it
 uses Paimon syntax: `CALL` as the first word, a name containing `$`, or a time travel clause
@@ -17,25 +23,31 @@ uses Paimon syntax: `CALL` as the first word, a name containing `$`, or a time t
   `EXPLAIN SELECT * FROM t$snapshots` or `ADD JAR /x$y.jar` (quote the path) are errors.
 * A statement without Paimon syntax (`SET k=v`, `ADD JAR`, `SHOW ...`, `USE db`, ...) is
   handed to Spark verbatim: its `paimon_tables` is empty and its `tree` is sqlglot's tree, or
-  an `exp.Command` when sqlglot cannot parse it. Spark's `${var}` substitution is left alone.
+  an `exp.Command` when sqlglot cannot parse it. Spark's `${var}` substitution is left to the
+  session.
 
-Errors are `SqlParseError` with a one-line message (plus line and column when known).
+Errors are `SqlParseError` with a one-line message (plus line and column when known); sqlglot's
+internal messages become `Syntax error at or near ...` as Spark words them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from sql_ext.dialect import Call, NamedArg, PaimonSpark, TypedLiteral
+from sql_ext.dialect import END, SPAN, Call, NamedArg, PaimonSpark, TypedLiteral
+from sql_ext.splice import Edit, Spliced, splice
+
+if TYPE_CHECKING:
+    from procedures.base import TypedValue
 
 SYSTEM_TABLE_SPLITTER = "$"
 BRANCH_PREFIX = "branch_"
@@ -102,11 +114,20 @@ class TableRef:
 
 @dataclass(frozen=True, slots=True)
 class QueryStatement:
-    """Any statement but CALL; Spark runs `text` unchanged when `paimon_tables` is empty."""
+    """Any statement but CALL; Spark runs `text` unchanged when `paimon_tables` is empty.
+
+    `tree` was parsed from `parsed`: `text` with `TABLE t` and `IDENTIFIER('t')` expanded (see
+    the module docstring); positions in `tree` are offsets into `parsed`.
+    """
 
     text: str
     tree: exp.Expr
     paimon_tables: list[TableRef]
+    parsed: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.parsed:
+            object.__setattr__(self, "parsed", self.text)
 
 
 Statement = CallStatement | QueryStatement
@@ -255,9 +276,47 @@ def _uses_paimon_syntax(text: str, tokens: list[Token]) -> bool:
     return False
 
 
-def _from_sqlglot(error: Exception) -> SqlParseError:
+def _offset(text: str, line: int, col: int) -> int:
+    """The offset of 1-based `line` and `col` in `text`."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + col - 1
+
+
+def _syntax_error(text: str, error: dict[str, Any]) -> SqlParseError | None:
+    """sqlglot's generic messages ("Required keyword: 'this' missing for <class ...>") worded as
+    Spark does: `Syntax error at or near '<token>'` or `... near end of input`."""
+    description = error.get("description") or ""
+    line, col = error.get("line"), error.get("col")
+    expected = description[len("Expecting ") :] if description.startswith("Expecting ") else ""
+    generic = description.startswith(("Required keyword", "Invalid expression"))
+    if not (expected or generic or "<class '" in description):
+        return None
+    if not error.get("highlight"):  # the dialect blames an empty token at the end
+        near, where = "end of input", _position(text, len(text.rstrip()))
+    else:
+        try:
+            last = _offset(text, line, col)
+            tokens = _ScanTokenizer(dialect=_DIALECT).tokenize(text)
+        except (TypeError, ValueError, TokenError):
+            return SqlParseError("Syntax error", line, col)
+        token = next((t for t in tokens if t.end >= last), None)
+        if token is None:
+            return SqlParseError("Syntax error", line, col)
+        shown = text[token.start : token.end + 1]
+        near = shown if shown[:1] in ("'", '"') else f"'{shown}'"
+        where = _position(text, token.start)
+    suffix = f": expected {expected}" if expected else ""
+    return SqlParseError(f"Syntax error at or near {near}{suffix}", *where)
+
+
+def _from_sqlglot(error: Exception, text: str) -> SqlParseError:
     if isinstance(error, ParseError) and error.errors:
         first = error.errors[0]
+        translated = _syntax_error(text, first)
+        if translated is not None:
+            return translated
         return SqlParseError(
             first.get("description") or str(error), first.get("line"), first.get("col")
         )
@@ -266,10 +325,75 @@ def _from_sqlglot(error: Exception) -> SqlParseError:
     return SqlParseError(f"Cannot parse the statement ({type(error).__name__}: {error})")
 
 
-def _opaque(text: str, tokens: list[Token]) -> exp.Command:
-    head = tokens[0]
+def _opaque(text: str, head: Token) -> exp.Command:
     rest = text[head.end + 1 :].strip()
     return exp.Command(this=head.text.upper(), expression=exp.Literal.string(rest))
+
+
+# Tokens after which `TABLE` starts a query (`(TABLE t)`, `... UNION TABLE t`).
+_QUERY_START = frozenset(
+    {
+        TokenType.L_PAREN,
+        TokenType.UNION,
+        TokenType.EXCEPT,
+        TokenType.INTERSECT,
+        TokenType.ALL,
+        TokenType.DISTINCT,
+    }
+)
+_NAME_PART = re.compile(r"\s*(?:`((?:[^`]|``)*)`|([A-Za-z0-9_$]+))\s*")
+
+
+def _identifier_clause(value: str) -> str | None:
+    """`IDENTIFIER('a.`b c`')`'s string as back-quoted name parts, or None when it is no name."""
+    parts: list[str] = []
+    position = 0
+    while True:
+        match = _NAME_PART.match(value, position)
+        if match is None:
+            return None
+        quoted, bare = match.groups()
+        parts.append(quoted.replace("``", "`") if quoted is not None else bare)
+        position = match.end()
+        if position == len(value):
+            return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
+        if value[position] != ".":
+            return None
+        position += 1
+
+
+def _is_name_start(token: Token) -> bool:
+    """A name or a word that can be one (`default` in `TABLE default.t`)."""
+    if token.token_type in _NAME_TOKENS:
+        return True
+    text = token.text
+    return token.token_type not in (TokenType.STRING, TokenType.NUMBER) and bool(
+        re.fullmatch(r"[A-Za-z_]\w*", text)
+    )
+
+
+def _expansions(tokens: list[Token]) -> list[Edit]:
+    """`TABLE t` (a query) -> `SELECT * FROM t`; `IDENTIFIER('t')` -> `` `t` ``."""
+    edits: list[Edit] = []
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1 : i + 4]
+        if (
+            token.token_type == TokenType.TABLE
+            and following
+            and _is_name_start(following[0])
+            and (i == 0 or tokens[i - 1].token_type in _QUERY_START)
+        ):
+            edits.append(Edit(token.start, token.end + 1, "SELECT * FROM"))
+        elif (
+            token.token_type == TokenType.VAR
+            and token.text.upper() == "IDENTIFIER"
+            and [t.token_type for t in following]
+            == [TokenType.L_PAREN, TokenType.STRING, TokenType.R_PAREN]
+        ):
+            name = _identifier_clause(following[1].text)
+            if name is not None:
+                edits.append(Edit(token.start, following[2].end + 1, name))
+    return edits
 
 
 def parse_statement(text: str) -> Statement:
@@ -295,13 +419,18 @@ def parse_statement(text: str) -> Statement:
     tokens = _tokens(text)
     first = tokens[0]
     is_call = first.token_type == TokenType.EXECUTE and first.text.upper() == "CALL"
-    paimon = is_call or _uses_paimon_syntax(text, tokens)
+    parsed = text
+    expansions = [] if is_call else _expansions(tokens)
+    if expansions:
+        parsed = splice(text, expansions).text
+        tokens = _tokens(parsed)
+    paimon = is_call or _uses_paimon_syntax(parsed, tokens)
     try:
-        trees = [t for t in _DIALECT.parse(text, error_level=ErrorLevel.RAISE) if t is not None]
+        trees = [t for t in _DIALECT.parse(parsed, error_level=ErrorLevel.RAISE) if t is not None]
     except Exception as e:
         if paimon:
-            raise _from_sqlglot(e) from e
-        return QueryStatement(text=text, tree=_opaque(text, tokens), paimon_tables=[])
+            raise _from_sqlglot(e, parsed) from e
+        return QueryStatement(text=text, tree=_opaque(text, first), paimon_tables=[])
     if not trees:
         raise SqlParseError("Empty statement")
     tree = trees[0]
@@ -309,14 +438,16 @@ def parse_statement(text: str) -> Statement:
     if is_call:
         return _call_statement(tree, text)
     if not paimon:
-        return QueryStatement(text=text, tree=tree, paimon_tables=[])
+        return QueryStatement(text=text, tree=tree, paimon_tables=[], parsed=parsed)
     command = tree if isinstance(tree, exp.Command) else tree.find(exp.Command)
     if command is not None:
         raise SqlParseError(
             f"Statement uses Paimon syntax ($ names or time travel) but its "
             f"{command.name or first.text.upper()} part cannot be parsed"
         )
-    return QueryStatement(text=text, tree=tree, paimon_tables=paimon_table_refs(tree))
+    return QueryStatement(
+        text=text, tree=tree, paimon_tables=paimon_table_refs(tree), parsed=parsed
+    )
 
 
 def parse_script(text: str) -> list[Statement]:
@@ -402,7 +533,7 @@ def _constant(node: exp.Expr, fail: Callable[[str], SqlParseError], in_map: bool
     if isinstance(node, exp.Literal):
         return node.this if node.is_string else _number(node.this, fail)
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        return -_number(node.this.this, fail)
+        return _number(node.this.this, fail, negative=True)
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Null):
@@ -428,29 +559,42 @@ def _constant(node: exp.Expr, fail: Callable[[str], SqlParseError], in_map: bool
     )
 
 
-_SUFFIX_BOUNDS = {"L": 63, "S": 15, "Y": 7}
+_INTEGER_SUFFIXES = {"L": ("BIGINT", 63), "S": ("SMALLINT", 15), "Y": ("TINYINT", 7)}
 
 
-def _number(text: str, fail: Callable[[str], SqlParseError]) -> int | float | Decimal:
-    """Spark's number literal rules: 1 int, 1.5 decimal, 1e3 double, 10L/1.5BD/2D/3F suffixed."""
+def _number(
+    text: str, fail: Callable[[str], SqlParseError], negative: bool = False
+) -> int | float | Decimal | TypedValue:
+    """Spark's number literal rules: 1 int, 1.5 decimal, 1e3 double, 10L/1.5BD/2D/3F suffixed.
+
+    A suffix whose type a Python value does not show (`10L` BIGINT, `2S` SMALLINT, `3Y`
+    TINYINT, `1F` FLOAT) gives a `TypedValue`, so that binding sees Spark's type.
+    """
+    from procedures.base import TypedValue  # here: importing procedures loads the core
+
     upper = text.upper()
+    sign = -1 if negative else 1
+    shown = f"-{text}" if negative else text
     try:
         if upper.endswith("BD"):
-            return Decimal(text[:-2])
-        if upper[-1] in "DF":
-            return float(text[:-1])
-        if upper[-1] in _SUFFIX_BOUNDS:
-            value, bits = int(text[:-1]), _SUFFIX_BOUNDS[upper[-1]]
+            return sign * Decimal(text[:-2])
+        if upper[-1] == "D":
+            return sign * float(text[:-1])
+        if upper[-1] == "F":
+            return TypedValue(sign * float(text[:-1]), "FLOAT")
+        if upper[-1] in _INTEGER_SUFFIXES:
+            kind, bits = _INTEGER_SUFFIXES[upper[-1]]
+            value = sign * int(text[:-1])
             if not -(2**bits) <= value < 2**bits:
-                raise fail(f"has an out-of-range number {text}")
-            return value
+                raise fail(f"has an out-of-range {kind} number {shown}")
+            return TypedValue(value, kind)
         if "E" in upper:
-            return float(text)
+            return sign * float(text)
         if "." in text:
-            return Decimal(text)
-        return int(text)
+            return sign * Decimal(text)
+        return sign * int(text)
     except (ValueError, InvalidOperation):
-        raise fail(f"has an invalid number {text}") from None
+        raise fail(f"has an invalid number {shown}") from None
 
 
 def _typed(kind: str, value: str, fail: Callable[[str], SqlParseError]) -> Any:
@@ -536,68 +680,155 @@ def _is_paimon(table: exp.Table) -> bool:
     )
 
 
+def table_nodes(tree: exp.Expr) -> Iterator[exp.Table]:
+    """The tables `tree` names, in order; not the names inside hints (`/*+ MERGE(t, u) */`),
+    which Spark matches against the aliases as written."""
+    return (table for table in tree.find_all(exp.Table) if table.find_ancestor(exp.Hint) is None)
+
+
 def paimon_table_refs(tree: exp.Expr) -> list[TableRef]:
     """The table references of `tree` that need Paimon: a `$` suffix or time travel."""
-    return [_table_ref(table) for table in tree.find_all(exp.Table) if _is_paimon(table)]
+    return [_table_ref(table) for table in table_nodes(tree) if _is_paimon(table)]
 
 
-# Arguments that describe which table a node names; everything else (alias, joins, sample,
-# partition, ...) moves to the replacement.
-_NAME_ARGS = frozenset({"this", "db", "catalog", "version", "when", "changes"})
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """The part of a statement's text that is a query of its own: `pieces` (offsets, end
+    exclusive) joined by a space, after `edits`."""
+
+    pieces: tuple[tuple[int, int], ...]
+    edits: tuple[Edit, ...] = ()
+
+
+def _span(node: exp.Expr) -> tuple[int, int]:
+    span = node.meta.get(SPAN)
+    if span is None:
+        raise SqlParseError(f"Cannot find the text of {_snippet(node)} in the statement")
+    return span
+
+
+def query_fragment(tree: exp.Expr) -> Fragment:
+    """The source query of `INSERT ... <query>` (with the statement's leading CTEs) or of
+    `CREATE TABLE ... AS <query>`."""
+    query = tree.args.get("expression")
+    if query is None:
+        raise SqlParseError(f"{tree.key.upper()} has no query")
+    start, end = _span(query)
+    ctes = tree.args.get("with_") if isinstance(tree, exp.Insert) else None
+    if ctes is None:
+        return Fragment(((start, end),))
+    pieces = (_span(ctes), (start, end))
+    own = query.args.get("with_") if "with_" in query.arg_types else None
+    if own is None or not own.expressions:
+        return Fragment(pieces)
+    # `WITH a AS (...) INSERT ... WITH b AS (...) SELECT`: the query's CTEs join the list.
+    first = own.expressions[0].args["alias"].this
+    return Fragment(pieces, (Edit(start, _name_start(first), ", "),))
+
+
+def _name_start(identifier: exp.Expr) -> int:
+    start = identifier.meta.get("start")
+    if start is None:
+        raise SqlParseError(f"Cannot find {_snippet(identifier)} in the statement text")
+    return start
+
+
+def _name_end(identifier: exp.Expr) -> int:
+    end = identifier.meta.get("end")
+    if end is None:
+        raise SqlParseError(f"Cannot find {_snippet(identifier)} in the statement text")
+    return end + 1
+
+
+def _name_text(text: str, identifier: exp.Identifier) -> str:
+    """A name as written, back-quoted when Spark would not read it as one name (`t$x`)."""
+    written = text[_name_start(identifier) : _name_end(identifier)]
+    if identifier.quoted or re.fullmatch(r"\w+", written):
+        return written
+    return "`" + identifier.this.replace("`", "``") + "`"
+
+
+def _table_edits(text: str, table: exp.Table, replacement: str) -> tuple[list[Edit], bool]:
+    """Replace `[catalog.][db.]name [VERSION|TIMESTAMP AS OF ...]` by `replacement`, aliased
+    with the table's own name where a query reads it and the user gave no alias (then the
+    flag is true)."""
+    parts = [table.args.get(k) for k in ("catalog", "db", "this")]
+    start = min(_name_start(p) for p in parts if p is not None)
+    end = _name_end(table.this)
+    version = table.args.get("version")
+    if version is not None:
+        end = version.meta.get(END, end)
+    needs_alias = table.args.get("alias") is None and isinstance(table.parent, (exp.From, exp.Join))
+    if not needs_alias:
+        return [Edit(start, end, replacement)], False
+    alias = f" AS {_name_text(text, table.this)}"
+    sample = table.args.get("sample")
+    after = sample.meta.get(END) if sample is not None else None
+    if after is None or after <= end:
+        return [Edit(start, end, replacement + alias)], True
+    return [Edit(start, end, replacement), Edit(after, after, alias)], True
 
 
 def replace_tables(
+    text: str,
     tree: exp.Expr,
     mapping: Callable[[TableRef], exp.Expr],
     *,
     plain: Callable[[exp.Table], bool] | None = None,
-) -> str:
-    """Replace every Paimon table reference and return the Spark SQL of the result.
+    fragment: Fragment | None = None,
+) -> Spliced:
+    """Replace every Paimon table reference of `tree` (parsed from `text`) in `text`.
 
-    `mapping` returns the replacement of one reference, its time travel clause included
-    (typically `exp.to_table(view_name)`). The reference's alias is kept; an unaliased
-    reference that columns qualify (`t.x`) is aliased with its own name. Comments are dropped
-    (hints are kept). `tree` is not modified.
+    Only the reference's name and time travel clause are replaced, by the SQL of
+    `mapping(ref)` (typically a view name); every other byte stays. Where a query reads it
+    without an alias, the replacement is aliased with the table's own name, so columns (`t.k`),
+    hints (`/*+ BROADCAST(t) */`) and Spark's error messages name the table, not the view;
+    `db.t.k` becomes `t.k`. Unquoted names with `$` elsewhere (`t$snapshots.snapshot_id`) are
+    back-quoted, as Spark needs. With `fragment`, only that part of `text` is returned.
 
     Plain references (no Paimon syntax) are replaced too where `plain` says so; it sees the
-    node inside the copy being rewritten, so it can look at the node's ancestors (CTEs, an
-    INSERT target).
+    nodes of `tree`, so it can look at their ancestors (CTEs, an INSERT target).
 
-    >>> stmt = parse_statement("SELECT s.snapshot_id FROM db.t$snapshots s")
-    >>> replace_tables(stmt.tree, lambda ref: exp.to_table("v"))
-    'SELECT s.snapshot_id FROM v AS s'
+    >>> stmt = parse_statement("SELECT s.snapshot_id FROM db.t$snapshots s -- all")
+    >>> replace_tables(stmt.parsed, stmt.tree, lambda ref: exp.to_table("v")).text
+    'SELECT s.snapshot_id FROM v s -- all'
+    >>> stmt = parse_statement("SELECT /*+ BROADCAST(t) */ db.t.k FROM db.t VERSION AS OF 1")
+    >>> replace_tables(stmt.parsed, stmt.tree, lambda ref: exp.to_table("v")).text
+    'SELECT /*+ BROADCAST(t) */ t.k FROM v AS t'
     """
-    root = tree.copy()
-    qualifiers = {col.table.lower() for col in root.find_all(exp.Column) if col.table}
-    refs = paimon_table_refs(root)
+    refs = paimon_table_refs(tree)
     if plain is not None:
         refs += [
             _table_ref(table)
-            for table in root.find_all(exp.Table)
+            for table in table_nodes(tree)
             if isinstance(table.this, exp.Identifier) and not _is_paimon(table) and plain(table)
         ]
+    edits = list(fragment.edits) if fragment is not None else []
+    replaced: list[tuple[int, int]] = []
+    aliased: list[exp.Table] = []
     for ref in refs:
-        node = ref.node
-        replacement = mapping(ref).copy()
-        for key, value in node.args.items():
-            if key not in _NAME_ARGS and value and key in replacement.arg_types:
-                if not replacement.args.get(key):
-                    replacement.set(key, value)
-        if (
-            "alias" in replacement.arg_types
-            and not replacement.args.get("alias")
-            and node.name.lower() in qualifiers
-        ):
-            replacement.set("alias", exp.TableAlias(this=node.this.copy()))
-            for column in root.find_all(exp.Column):  # `db.t.x` now reads `t.x`
-                if column.table.lower() == node.name.lower() and column.db == node.db:
-                    column.set("db", None)
-                    column.set("catalog", None)
-        if node is root:
-            root = replacement
-        else:
-            node.replace(replacement)
-    for identifier in root.find_all(exp.Identifier):
-        if SYSTEM_TABLE_SPLITTER in identifier.this and not identifier.quoted:
-            identifier.set("quoted", True)
-    return root.sql(dialect="spark", comments=False)
+        table = ref.node
+        table_edits, alias = _table_edits(text, table, mapping(ref).sql(dialect="spark"))
+        if alias:
+            aliased.append(table)
+        edits += table_edits
+        replaced.append((table_edits[0].start, table_edits[0].end))
+    for column in tree.find_all(exp.Column):  # `db.t.x` reads `t.x` from the aliased view
+        qualifier = column.args.get("table")
+        if not column.db or qualifier is None:
+            continue
+        if any(column.table.lower() == t.name.lower() and column.db == t.db for t in aliased):
+            first = column.args.get("catalog") or column.args["db"]
+            edits.append(Edit(_name_start(first), _name_start(qualifier), ""))
+    for identifier in tree.find_all(exp.Identifier):
+        if SYSTEM_TABLE_SPLITTER not in identifier.this or identifier.quoted:
+            continue
+        start = identifier.meta.get("start")
+        if start is None or any(a <= start < b for a, b in replaced):
+            continue
+        quoted = "`" + identifier.this.replace("`", "``") + "`"
+        edits.append(Edit(start, _name_end(identifier), quoted))
+    try:
+        return splice(text, edits, fragment.pieces if fragment is not None else None)
+    except ValueError as e:
+        raise SqlParseError(f"Cannot rewrite the statement: {e}") from None

@@ -16,10 +16,12 @@ table) stay with Spark. CTE names are never tables.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import AnalysisException, ParseException, PySparkException
@@ -33,17 +35,22 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
-from sql_ext.dialect import PaimonSpark
-from sql_ext.errors import SqlError, first_line
+from sql_ext.dialect import SPAN, PaimonSpark
+from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
 from sql_ext.parse import (
     CallStatement,
+    Fragment,
+    QueryStatement,
     SqlParseError,
     TableRef,
     parse_statement,
+    query_fragment,
     replace_tables,
     split_statements,
+    table_nodes,
 )
 from sql_ext.spark_types import from_spark_schema
+from sql_ext.splice import Spliced, splice
 from sql_ext.tables import (
     PAIMON_PROVIDER,
     insert_dataframe,
@@ -77,6 +84,9 @@ _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _TOKENIZER = PaimonSpark.Tokenizer
 _PERMANENT_VIEW = "Permanent views over Paimon tables are not supported: use CREATE TEMPORARY VIEW"
 _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
+_SUBSTITUTE_CONF = "spark.sql.variable.substitute"
+_VARIABLE = re.compile(r"\$\{(?:(\w+?):)?(\S+?)\}")  # Spark's ConfigReader.REF_RE
+_CONF_PREFIXES = frozenset({"spark", "sparkconf", "hivevar", "hiveconf"})
 
 
 def resolve_warehouse(
@@ -142,7 +152,21 @@ def _empty(spark: SparkSession) -> DataFrame:
 
 
 class PaimonSession:
-    """A SparkSession whose SQL also reaches the Paimon tables of one warehouse."""
+    """A SparkSession whose SQL also reaches the Paimon tables of one warehouse.
+
+    A statement reads Paimon tables as of the moment `.sql()` runs: each table (or system
+    table, or travelled version) it reads is loaded then and registered as a temporary view
+    named `__paimon_<uuid>`, the statement's text is edited to read that view (aliased with the
+    table's own name; nothing else in the text changes) and run by Spark, and the views are
+    dropped before `.sql()` returns. The DataFrame holds the data it read: collecting it later
+    shows the table as it was when the statement ran, not newer commits (run the statement
+    again for those). Only `CREATE TEMPORARY VIEW ... AS` and `CACHE TABLE ... AS`, whose stored
+    plan reads the views, keep them until `stop()`.
+
+    Before parsing, Spark's `${var}` substitution is applied (when
+    `spark.sql.variable.substitute` is true), so `SET tbl=t` then `SELECT * FROM ${tbl}` reads
+    the Paimon table `t`.
+    """
 
     def __init__(
         self,
@@ -207,7 +231,46 @@ class PaimonSession:
 
     # -------------------------------------------------------------------- dispatch
 
+    def _substitute(self, text: str) -> str:
+        """Spark's `${var}` substitution (`VariableSubstitution`), done before parsing so that
+        `SET tbl=t; SELECT * FROM ${tbl}` reads a Paimon table as Spark would.
+
+        `${name}`, `${spark:name}`, `${sparkconf:name}`, `${hivevar:name}` and
+        `${hiveconf:name}` are session configuration values, `${env:NAME}` environment
+        variables; values are substituted in turn; unknown references stay as written.
+        """
+        if "${" not in text:
+            return text
+        enabled = self.spark.conf.get(_SUBSTITUTE_CONF, "true")
+        if str(enabled).strip().lower() != "true":
+            return text
+
+        def lookup(prefix: str | None, name: str) -> str | None:
+            if prefix is None or prefix.lower() in _CONF_PREFIXES:
+                try:
+                    return self.spark.conf.get(name, None) or None
+                except PySparkException:
+                    return None
+            if prefix.lower() == "env":
+                return os.environ.get(name) or None
+            return None
+
+        def substitute(value: str, seen: frozenset[str]) -> str:
+            def replace(match: re.Match[str]) -> str:
+                reference = match.group()
+                found = lookup(match.group(1), match.group(2))
+                if found is None:
+                    return reference
+                if reference in seen:
+                    raise SqlError(f"Circular reference in {reference}")
+                return substitute(found, seen | {reference})
+
+            return _VARIABLE.sub(replace, value)
+
+        return substitute(text, frozenset())
+
     def _statement(self, text: str) -> DataFrame:
+        text = self._substitute(text)
         if is_tag_ddl(text):
             return self._tag_ddl(text)
         explained = self._explain(text)
@@ -234,15 +297,15 @@ class PaimonSession:
             if kind in _DATABASE_KINDS:
                 return self._create_database(tree, text)
             if kind == "TABLE":
-                return self._create_table(tree, text)
+                return self._create_table(statement)
             if kind == "VIEW":
                 properties = tree.args.get("properties")
                 temporary = properties is not None and any(
                     isinstance(p, exp.TemporaryProperty) for p in properties.expressions
                 )
                 refusal = None if temporary else _PERMANENT_VIEW
-                return self._query(tree, text, pin=True, refusal=refusal)
-            return self._query(tree, text)
+                return self._query(statement, pin=True, refusal=refusal)
+            return self._query(statement)
         if isinstance(tree, exp.Drop):
             kind = str(tree.args.get("kind") or "").upper()
             if kind in _DATABASE_KINDS:
@@ -251,21 +314,25 @@ class PaimonSession:
                 return self._drop_table(tree, text)
             return self._spark_sql(text)
         if isinstance(tree, exp.Insert):
-            return self._insert(tree, text)
+            return self._insert(statement)
         if isinstance(tree, exp.Describe):
-            return self._query(tree, text, schema_only=True)
+            return self._query(statement, schema_only=True)
         if isinstance(tree, (exp.Query, exp.Values)):
-            return self._query(tree, text)
+            return self._query(statement)
         if isinstance(tree, exp.Cache):
-            return self._query(tree, text, pin=True)
+            return self._query(statement, pin=True)
         return self._unsupported_on_paimon(tree, text)
 
-    def _spark_sql(self, text: str) -> DataFrame:
+    def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
         try:
             return self.spark.sql(text)
-        except ParseException as e:
-            raise SqlParseError(first_line(e)) from None
-        except AnalysisException as e:
+        except PySparkException as e:
+            if rewrite is not None:
+                rewrite.restore(e)
+            if isinstance(e, ParseException):
+                raise SqlParseError(first_line(e)) from None
+            if not isinstance(e, AnalysisException):
+                raise
             if e.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
                 raise
             name = (e.getMessageParameters() or {}).get("relationName", "?")
@@ -361,30 +428,43 @@ class PaimonSession:
 
     def _query(
         self,
-        tree: exp.Expr,
-        text: str,
+        statement: QueryStatement,
+        tree: exp.Expr | None = None,
         *,
+        fragment: Fragment | None = None,
         schema_only: bool = False,
         pin: bool = False,
         prefix: str = "",
         refusal: str | None = None,
     ) -> DataFrame:
-        """Run a statement that may read Paimon tables (`refusal`: the error if it does)."""
+        """Run a statement that may read Paimon tables (`refusal`: the error if it does).
+
+        `tree` and `fragment` pick a query inside the statement (the source of an INSERT);
+        by default it is the whole statement.
+        """
+        tree = statement.tree if tree is None else tree
         with ViewScope(self.spark, self._pinned) as scope:
-            rewritten = self._rewrite(tree, scope, schema_only=schema_only, refusal=refusal)
+            rewritten = self._rewrite(statement.parsed, tree, scope, fragment, schema_only, refusal)
             if rewritten is None:
-                return self._spark_sql(prefix + text)
+                if fragment is None:
+                    return self._spark_sql(prefix + statement.text)
+                return self._spark_sql(
+                    prefix + splice(statement.parsed, fragment.edits, fragment.pieces).text
+                )
             scope.pin = pin
-            return self._spark_sql(prefix + rewritten)
+            rewrite = Rewrite(rewritten, statement.parsed, len(prefix), scope.shown)
+            return self._spark_sql(prefix + rewritten.text, rewrite)
 
     def _rewrite(
         self,
+        text: str,
         tree: exp.Expr,
         scope: ViewScope,
+        fragment: Fragment | None = None,
         schema_only: bool = False,
         refusal: str | None = None,
-    ) -> str | None:
-        """Spark SQL of `tree` reading views for its Paimon tables; None when it has none."""
+    ) -> Spliced | None:
+        """`text` reading views for the Paimon tables of `tree`; None when it has none."""
         resolved: dict[tuple[str, str, str], tuple[str, str] | None] = {}
 
         def plain(table: exp.Table) -> bool:
@@ -396,9 +476,9 @@ class PaimonSession:
             return resolved[key] is not None
 
         has_paimon_syntax = any(
-            t.args.get("version") is not None or "$" in t.name for t in tree.find_all(exp.Table)
+            t.args.get("version") is not None or "$" in t.name for t in table_nodes(tree)
         )
-        tables = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+        tables = [t for t in table_nodes(tree) if isinstance(t.this, exp.Identifier)]
         if not has_paimon_syntax and not any(plain(t) for t in tables):
             return None
         if refusal is not None:
@@ -413,19 +493,22 @@ class PaimonSession:
             timestamp = None if ref.timestamp is None else ref.timestamp.sql(dialect="spark")
             key = (*target, ref.branch, ref.system_table, ref.version, timestamp)
             if key not in views:
-                df = self._read(target, ref, schema_only)
-                views[key] = scope.register(df)
+                df = self._read(target, ref, schema_only, text)
+                shown = f"{CATALOG_NAME}.{target[0]}.{node.name}"
+                views[key] = scope.register(df, shown)
             return _view(views[key])
 
-        return replace_tables(tree, mapping, plain=plain)
+        return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
 
-    def _read(self, target: tuple[str, str], ref: TableRef, schema_only: bool) -> DataFrame:
+    def _read(
+        self, target: tuple[str, str], ref: TableRef, schema_only: bool, text: str
+    ) -> DataFrame:
         database, name = target
         shown = f"{CATALOG_NAME}.{database}.{name}"
         table = self._load(database, name)
         if ref.branch is not None:
             raise SqlError(f"Reading branch '{ref.branch}' of {shown} is not supported")
-        millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp)
+        millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp, text)
         travels = ref.version is not None or millis is not None
         if ref.system_table is not None:
             system = ref.system_table
@@ -444,14 +527,20 @@ class PaimonSession:
         moved, snapshot = travelled(table, ref.version, millis)
         return table_dataframe(self.spark, moved, snapshot, schema_only)
 
-    def _timestamp_millis(self, value: exp.Expr) -> int:
+    def _timestamp_millis(self, value: exp.Expr, text: str) -> int:
         """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in
-        the session time zone (a number is seconds), as it does for Paimon."""
-        cast = exp.cast(value.copy(), exp.DataType.build("TIMESTAMP"))
-        query = exp.select(exp.Anonymous(this="unix_micros", expressions=[cast]))
-        shown = value.sql(dialect="spark")
+        the session time zone (a number is seconds), as it does for Paimon.
+
+        The value is evaluated as written in `text` (sqlglot parsed that span as one
+        expression), so that functions keep Spark's meaning. PySpark's error log is held back:
+        the failure is reported once, as a `SqlError`.
+        """
+        span = value.meta.get(SPAN)
+        shown = text[span[0] : span[1]] if span else value.sql(dialect="spark")
+        query = f"SELECT unix_micros(CAST((\n{shown}\n) AS TIMESTAMP))"
         try:
-            micros = self.spark.sql(query.sql(dialect="spark")).collect()[0][0]
+            with _quiet_query_logs():
+                micros = self.spark.sql(query).collect()[0][0]
         except PySparkException as e:
             raise SqlError(f"Invalid TIMESTAMP AS OF {shown}: {first_line(e)}") from None
         if micros is None:
@@ -459,7 +548,7 @@ class PaimonSession:
         return int(micros) // 1000
 
     def _unsupported_on_paimon(self, tree: exp.Expr, text: str) -> DataFrame:
-        for table in tree.find_all(exp.Table):
+        for table in table_nodes(tree):
             if not isinstance(table.this, exp.Identifier) or _is_cte(table):
                 continue
             if table.args.get("version") is not None or "$" in table.name:
@@ -514,7 +603,7 @@ class PaimonSession:
             if statement.paimon_tables:
                 raise SqlError("EXPLAIN on Paimon tables is supported for queries only")
             return self._spark_sql(text)
-        return self._query(tree, rest, prefix=f"EXPLAIN {mode}")
+        return self._query(statement, prefix=f"EXPLAIN {mode}")
 
     # ------------------------------------------------------------------- statements
 
@@ -643,17 +732,19 @@ class PaimonSession:
         self._paimon().drop_table(f"{database}.{name}", bool(tree.args.get("exists")))
         return _empty(self.spark)
 
-    def _create_table(self, tree: exp.Create, text: str) -> DataFrame:
+    def _create_table(self, statement: QueryStatement) -> DataFrame:
+        tree = statement.tree
+        assert isinstance(tree, exp.Create)
         spec = table_spec(tree)
         if spec.temporary or (spec.provider not in (None, PAIMON_PROVIDER)):
             if spec.target.catalog.lower() == CATALOG_NAME:
                 raise SqlError(
                     f"Paimon tables are created USING paimon, not {spec.provider or 'TEMPORARY'}"
                 )
-            return self._query(tree, text)
+            return self._query(statement)
         target = self._target(spec.target, must_exist=False)
         if target is None:
-            return self._query(tree, text)
+            return self._query(statement)
         database, name = target
         identifier = f"{database}.{name}"
         catalog = self._paimon()
@@ -666,7 +757,7 @@ class PaimonSession:
             if spec.if_not_exists:
                 return _empty(self.spark)
             raise TableAlreadyExist(f"Table {identifier} already exists")
-        source = self._query(spec.query, spec.query.sql(dialect="spark"))
+        source = self._query(statement, spec.query, fragment=query_fragment(tree))
         nullable = st.StructType(
             [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
         )
@@ -678,13 +769,15 @@ class PaimonSession:
             raise
         return _empty(self.spark)
 
-    def _insert(self, tree: exp.Insert, text: str) -> DataFrame:
+    def _insert(self, statement: QueryStatement) -> DataFrame:
+        tree = statement.tree
+        assert isinstance(tree, exp.Insert)
         spec = insert_spec(tree)
         target = self._target(spec.target)
         if target is None:
-            return self._query(tree, text)
+            return self._query(statement)
         table = self._load(*target)
-        source = self._query(spec.source, spec.source.sql(dialect="spark"))
+        source = self._query(statement, spec.source, fragment=query_fragment(tree))
         rows = insert_dataframe(table, spec, source)
         overwrite: Overwrite = False
         if spec.overwrite:
@@ -695,6 +788,22 @@ class PaimonSession:
                 overwrite = static_partition(self.spark, table, spec.static)
         write_dataframe(table, rows, overwrite)
         return _empty(self.spark)
+
+
+@contextmanager
+def _quiet_query_logs() -> Iterator[None]:
+    """Hold back PySpark's JSON error log of failing queries (internal ones, reported once)."""
+    from pyspark.logger import PySparkLogger
+
+    loggers = [PySparkLogger.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _table(parts: list[str]) -> exp.Table:

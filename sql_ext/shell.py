@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sqlglot.errors import ParseError
 
 from paimon_core.exceptions import PaimonError
+from sql_ext.errors import QUERY_CONTEXT_LOGGERS
 from sql_ext.output import OutputFormat, write_result
 from sql_ext.parse import split_statements
 
@@ -61,6 +62,11 @@ SPARK_CONF_DIR = Path(__file__).resolve().parent.parent / "spark-conf"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 LOG_LEVEL = "ERROR"
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
+"""log4j loggers that print a failed task's stack trace before the query fails."""
 _QUIT = frozenset({"quit", "exit"})
 _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*): (.*)$")
@@ -214,15 +220,24 @@ def quiet_spark(spark: SparkSession) -> None:
     """Keep Spark's logs to errors (unless `spark.log.level` is set) and PySpark's to itself.
 
     PySpark logs every failed query as JSON on stderr before raising it; the shell reports the
-    error itself, once.
+    error itself, once. A failing task makes Spark's Executor and TaskSetManager log its stack
+    trace at ERROR level before the query fails; the repository's `log4j2.properties` turns
+    them off, and so does this, through log4j's `Configurator`, for a `SPARK_CONF_DIR`
+    without that file.
     """
     import logging
 
     if not spark.sparkContext.getConf().contains("spark.log.level"):
         spark.sparkContext.setLogLevel(LOG_LEVEL)
+        jvm = spark.sparkContext._jvm
+        if jvm is not None:
+            configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+            off = jvm.org.apache.logging.log4j.Level.OFF
+            for name in TASK_FAILURE_LOGGERS:
+                configurator.setLevel(name, off)
     from pyspark.logger import PySparkLogger
 
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+    for name in QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 

@@ -48,11 +48,14 @@ class ViewScope:
     def __init__(self, spark: SparkSession, pinned: list[str]) -> None:
         self.spark = spark
         self.names: list[str] = []
+        self.shown: dict[str, str] = {}
+        """View name -> the table it holds, for error messages."""
         self.pin = False
         self._pinned = pinned
 
-    def register(self, df: DataFrame) -> str:
-        """Register ``df`` under a fresh name that no existing view or table uses."""
+    def register(self, df: DataFrame, shown: str = "") -> str:
+        """Register ``df`` under a fresh name that no existing view or table uses; ``shown``
+        names what it holds (e.g. ``paimon.db.t``)."""
         for _ in range(100):
             name = new_view_name()
             if self.spark.catalog.tableExists(name):
@@ -62,6 +65,8 @@ class ViewScope:
             except AnalysisException:
                 continue  # taken in between: never replace someone else's view
             self.names.append(name)
+            if shown:
+                self.shown[name] = shown
             return name
         raise SqlError("Cannot find a free temporary view name")
 

@@ -10,9 +10,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_core import live_files
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import CommitConflict
+from paimon_core.commit_message import CommitMessage
+from paimon_core.exceptions import CommitConflict, InvalidArgument
 from paimon_core.fileio import LocalFileIO
+from paimon_core.rollback import rollback_to_snapshot
 from paimon_core.snapshot import CommitKind
 from paimon_core.table import FileStoreTable
 
@@ -79,8 +82,6 @@ def test_deleting_a_file_another_commit_removed_is_a_conflict(warehouse: str) ->
     table.write_arrow(_batch([1], "a"))
     stale = table.latest_snapshot()
     table.write_arrow(_batch([2], "a"), overwrite=True)  # removes the file of snapshot 1
-    from paimon_core.commit_message import CommitMessage
-
     live_then = table.new_scan().read_entries(stale)
     gone = live_then[0]
     msg = CommitMessage(gone.partition, gone.bucket, gone.total_buckets, deleted_files=(gone.file,))
@@ -120,22 +121,39 @@ def test_snapshot_taken_between_read_and_publish_is_retried(
     assert manifests == referenced  # the lost attempt left nothing behind
 
 
-def _commit_many(path: str, offset: int, n: int) -> None:
+def _commit_many(path: str, offset: int, n: int, barrier: Any, results: Any) -> None:
     table = FileStoreTable.load(path)
+    warm_up = table.new_write()
+    warm_up.write_arrow(_batch([offset]))
+    table.new_commit().abort(warm_up.prepare_commit())
+    ids = []
     for i in range(n):
-        table.write_arrow(_batch([offset + i]))
+        if i % 10 == 0:
+            # Both processes start each round of 10 commits together, so that their commits
+            # race, and each round's ids are shared by both (the id sets must interleave).
+            barrier.wait(60)
+        ids.append(table.write_arrow(_batch([offset + i])))
+    results.put((offset, ids))
 
 
 def test_two_processes_commit_50_times_each(warehouse: str) -> None:
     table = _table(warehouse, options={"commit.max-retries": "200"})
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_commit_many, args=(table.path, off, 50)) for off in (0, 1000)]
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [
+        ctx.Process(target=_commit_many, args=(table.path, off, 50, barrier, results))
+        for off in (0, 1000)
+    ]
     for p in procs:
         p.start()
+    owned = dict(results.get(timeout=120) for _ in procs)
     for p in procs:
         p.join(120)
         assert p.exitcode == 0
     assert table.snapshot_manager.list_snapshot_ids() == list(range(1, 101))
+    assert sorted(owned[0] + owned[1000]) == list(range(1, 101))
+    for ids in owned.values():  # the commits interleaved: no process owns one block of ids
+        assert ids == sorted(ids) and ids[-1] - ids[0] + 1 > len(ids), ids
     assert _keys(table) == list(range(50)) + list(range(1000, 1050))
     assert table.latest_snapshot().total_record_count == 100
 
@@ -143,7 +161,7 @@ def test_two_processes_commit_50_times_each(warehouse: str) -> None:
 class _FailingIO(LocalFileIO):
     """Local file I/O that raises at the n-th write step, to simulate a crash or a full disk."""
 
-    WRITES = ("write_bytes", "write_text", "write_no_clobber", "open_output")
+    WRITES = ("write_bytes", "write_text", "write_no_clobber", "open_output", "overwrite_atomic")
 
     def __init__(self, fail_at: int | None) -> None:
         super().__init__()
@@ -168,6 +186,46 @@ for _name in _FailingIO.WRITES:
     setattr(_FailingIO, _name, _wrap(_name))
 
 
+def _fail_at_each_write_step(
+    table: FileStoreTable, data: pa.Table, options: dict[str, str] | None = None
+) -> list[str]:
+    """Commit ``data`` once per write step of that commit, failing at that step; each time the
+    previous snapshot must stay the table's state and no file of the failed commit remain.
+    Returns the steps of the commit."""
+    base = Path(table.path)
+    previous = table.snapshot_manager.latest_snapshot_id()
+    expected = _keys(table)
+    before = _listing(str(base))
+
+    def handle(io: _FailingIO) -> FileStoreTable:
+        return FileStoreTable(io, table.path, table.schema, dynamic_options=dict(options or {}))
+
+    def undo() -> None:
+        for rel in _listing(str(base)) - before:
+            os.remove(base / rel)
+        (base / "snapshot" / "LATEST").write_text(str(previous))
+
+    probe = _FailingIO(None)
+    handle(probe).write_arrow(data)
+    steps = list(probe.steps)
+    assert any(s.startswith(f"write_no_clobber snapshot-{previous + 1}") for s in steps), steps
+    undo()  # every injected run starts from the previous snapshot
+    for k, step in enumerate(steps):
+        failing = handle(_FailingIO(k))
+        if step.endswith(" LATEST"):
+            failing.write_arrow(data)  # published: a lost hint is fine
+            assert len(_keys(FileStoreTable.load(table.path))) == len(expected) + data.num_rows
+            undo()
+            continue
+        with pytest.raises(OSError, match="injected"):
+            failing.write_arrow(data)
+        fresh = FileStoreTable.load(table.path)
+        assert fresh.snapshot_manager.latest_snapshot_id() == previous, step
+        assert _keys(fresh) == expected, step
+        assert _listing(str(base)) == before, step
+    return steps
+
+
 @pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
 def test_failure_at_each_write_step_leaves_previous_snapshot(warehouse: str, pk: bool) -> None:
     kw: dict[str, Any] = {"partition_keys": ["dt"]}
@@ -188,30 +246,139 @@ def test_failure_at_each_write_step_leaves_previous_snapshot(warehouse: str, pk:
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema, **kw)
     table.write_arrow(_batch([1, 2], "a").cast(schema))
-    probe = _FailingIO(None)
-    base = Path(table.path)
-    before = _listing(str(base))
-    FileStoreTable(probe, table.path, table.schema).write_arrow(_batch([3], "b").cast(schema))
-    steps = list(probe.steps)
-    assert any(s.startswith("write_no_clobber snapshot-2") for s in steps), steps
-    # Undo the probe commit so that every injected run starts from snapshot 1.
-    for rel in _listing(str(base)) - before:
-        os.remove(base / rel)
-    (base / "snapshot" / "LATEST").write_text("1")
-    for k, step in enumerate(steps):
-        io = _FailingIO(k)
-        failing = FileStoreTable(io, table.path, table.schema)
-        hint_only = step.startswith("write") and step.endswith("LATEST")
-        if hint_only:
-            failing.write_arrow(_batch([3], "b").cast(schema))  # published: a lost hint is fine
-            assert _keys(FileStoreTable.load(table.path)) == [1, 2, 3]
-            for rel in _listing(str(base)) - before:
-                os.remove(base / rel)
-            (base / "snapshot" / "LATEST").write_text("1")
-            continue
-        with pytest.raises(OSError, match="injected"):
-            failing.write_arrow(_batch([3], "b").cast(schema))
-        fresh = FileStoreTable.load(table.path)
-        assert fresh.snapshot_manager.latest_snapshot_id() == 1, step
-        assert _keys(fresh) == [1, 2], step
-        assert _listing(str(base)) == before, step
+    _fail_at_each_write_step(table, _batch([3], "b").cast(schema))
+
+
+def test_failure_while_merging_manifests_leaves_no_merged_manifest(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    for k in range(10):
+        table.write_arrow(_batch([k], "a" if k % 2 else "b"))
+    latest = table.latest_snapshot()
+    metas = table.new_scan().read_manifest_metas(
+        [latest.base_manifest_list, latest.delta_manifest_list]
+    )
+    assert len(metas) == 10
+    # Groups of about three manifests reach the target size: minor compaction merges some.
+    target = 3 * max(m.file_size for m in metas)
+    merging = {"manifest.target-file-size": str(target), "manifest.merge-min-count": "3"}
+    steps = _fail_at_each_write_step(table, _batch([99], "c"), merging)
+    manifests = [s for s in steps if s.startswith("write_bytes manifest-")]
+    assert len(manifests) >= 3, steps  # at least two merged groups, then the delta manifest
+
+
+def _dup_table(warehouse: str) -> FileStoreTable:
+    return _table(warehouse, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "k"})
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["same-process", "fresh-process"])
+def test_committing_the_same_files_twice_is_a_conflict(warehouse: str, cached: bool) -> None:
+    table = _dup_table(warehouse)
+    table.write_arrow(_batch([1, 2, 3], "a"))
+    write = table.new_write()
+    write.write_arrow(_batch([4, 5], "b"))
+    messages = write.prepare_commit()
+    table.new_commit().commit(messages)
+    table.write_arrow(_batch([6], "c"))
+    if not cached:  # as a new process: the live files come from the manifests
+        live_files.CACHE.clear()
+    before = _listing(table.path)
+    name = messages[0].new_files[0].file_name
+    with pytest.raises(CommitConflict, match=f"File addition conflicts detected: {name}"):
+        FileStoreTable.load(table.path).new_commit().commit(messages)
+    assert _listing(table.path) == before
+    assert table.snapshot_manager.latest_snapshot_id() == 3
+    assert _keys(table) == [1, 2, 3, 4, 5, 6]
+    # The table stays healthy: many more commits, manifest merging included.
+    merging = table.copy({"manifest.merge-min-count": "3"})
+    for k in range(10, 20):
+        merging.write_arrow(_batch([k], "b"))
+    assert _keys(table) == [1, 2, 3, 4, 5, 6, *range(10, 20)]
+
+
+def test_a_file_added_twice_in_one_commit_is_a_conflict(warehouse: str) -> None:
+    table = _dup_table(warehouse)
+    write = table.new_write()
+    write.write_arrow(_batch([1], "a"))
+    (message,) = write.prepare_commit()
+    before = _listing(table.path)
+    with pytest.raises(CommitConflict, match="already in the table"):
+        table.new_commit().commit([message, message])
+    assert _listing(table.path) == before
+    assert table.snapshot_manager.latest_snapshot_id() is None
+
+
+def test_live_files_catch_up_with_other_writers(warehouse: str) -> None:
+    table = _dup_table(warehouse)
+    table.write_arrow(_batch([1], "a"))
+    stale = live_files.CACHE.take(table.path)  # as of snapshot 1
+    write = table.new_write()
+    write.write_arrow(_batch([2], "a"))
+    messages = write.prepare_commit()
+    table.new_commit().commit(messages)  # snapshot 2, unknown to ``stale``
+    table.write_arrow(_batch([3], "a"), overwrite=True)  # snapshot 3 deletes 1 and 2
+    assert stale is not None and stale.snapshot.snapshot_id == 1
+    live_files.CACHE.give_back(table.path, stale)
+    gone = messages[0]
+    delete = CommitMessage(
+        gone.partition, gone.bucket, gone.total_buckets, deleted_files=gone.new_files
+    )
+    with pytest.raises(CommitConflict, match="deletion conflicts"):
+        table.new_commit().commit([delete])
+    assert table.snapshot_manager.latest_snapshot_id() == 3
+    # The old state was moved forward by the two deltas, not read again.
+    assert live_files.CACHE.take(table.path) is stale and stale.snapshot.snapshot_id == 3
+    live = table.new_scan().read_entries(table.latest_snapshot())
+    assert {e.identifier for e in live} == set(stale.entries) and len(live) == 1
+
+
+def test_live_files_of_a_rolled_back_snapshot_are_not_trusted(warehouse: str) -> None:
+    table = _dup_table(warehouse)
+    table.write_arrow(_batch([1], "a"))
+    write = table.new_write()
+    write.write_arrow(_batch([2], "a"))
+    messages = write.prepare_commit()
+    table.new_commit().commit(messages)
+    stale = live_files.CACHE.take(table.path)  # snapshot 2, with the file of key 2
+    assert stale is not None and stale.snapshot.snapshot_id == 2
+    name = messages[0].new_files[0].file_name
+    assert name in {e.file.file_name for e in stale.entries.values()}
+    data = Path(table.path, "dt=a", f"bucket-{messages[0].bucket}", name)
+    saved = data.read_bytes()
+    rollback_to_snapshot(table, 1)  # removes snapshot 2 and its data file
+    table.write_arrow(_batch([4], "a"))  # another snapshot 2
+    data.write_bytes(saved)
+    live_files.CACHE.give_back(table.path, stale)
+    assert table.new_commit().commit(messages) == 3  # the file is not live: no conflict
+    assert _keys(table) == [1, 2, 4]
+
+
+def test_static_overwrite_rejects_rows_of_other_partitions(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    table.write_arrow(_batch([1, 2], "a"))
+    table.write_arrow(_batch([3], "b"))
+    before = _listing(table.path)
+    with pytest.raises(InvalidArgument, match=r"overwrite partition \{dt=b\}.*\{dt=a\}"):
+        table.write_arrow(_batch([9], "a"), overwrite={"dt": "b"})
+    with pytest.raises(InvalidArgument, match="non-partition columns \\['v'\\]"):
+        table.write_arrow(_batch([9], "b"), overwrite={"v": "x"})
+    assert _listing(table.path) == before
+    assert table.snapshot_manager.latest_snapshot_id() == 2
+    assert _keys(table) == [1, 2, 3]
+
+
+def test_overwrite_may_change_the_number_of_buckets_of_a_partition(warehouse: str) -> None:
+    schema = pa.schema(
+        [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
+    )
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t", schema, partition_keys=["dt"], primary_keys=["k", "dt"], options={"bucket": "2"}
+    )
+    table.write_arrow(_batch([1, 2, 3], "a").cast(schema))
+    with pytest.raises(CommitConflict, match="Total buckets of partition \\{dt=a\\}"):
+        table.copy({"bucket": "4"}).write_arrow(_batch([4], "a").cast(schema))
+    table.copy({"bucket": "4"}).write_arrow(_batch([1, 2, 3, 4], "a").cast(schema), overwrite=True)
+    with pytest.raises(CommitConflict, match="changed from 2 to 4"):
+        table.write_arrow(_batch([5], "a").cast(schema))
+    assert _keys(table) == [1, 2, 3, 4]

@@ -78,6 +78,10 @@ class _RecordingIO(LocalFileIO):
         self.calls.append(("write", path))
         super().write_bytes(path, data)
 
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
+        self.calls.append(("write", path))
+        super().overwrite_atomic(path, data)
+
 
 def _files(root: str, names: list[str]) -> tuple[str, ...]:
     for name in names:

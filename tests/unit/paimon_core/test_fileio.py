@@ -203,3 +203,74 @@ def test_pyarrow_no_clobber_is_check_then_write(tmp_path: Path) -> None:
     assert (tmp_path / "t" / "snapshot" / "snapshot-1").read_bytes() == b"x"
     # No temp file on object stores: the PUT itself is atomic for readers.
     assert os.listdir(tmp_path / "t" / "snapshot") == ["snapshot-1"]
+
+
+@pytest.mark.parametrize("sizes", [(b"12", b"9"), (b"9", b"10"), (b"x" * 900, b"y" * 40)])
+def test_overwrite_atomic_replaces_whole_content(
+    io_root: tuple[FileIO, str], sizes: tuple[bytes, bytes]
+) -> None:
+    io, root = io_root
+    path = f"{root}/tag/tag-x"
+    old, new = sizes
+    io.overwrite_atomic(path, old)  # missing file and parent directory: created
+    assert io.read_bytes(path) == old
+    io.overwrite_atomic(path, new)
+    assert io.read_bytes(path) == new
+    assert io.list_names(f"{root}/tag") == ["tag-x"]  # no temp file left
+
+
+def _failing(monkeypatch: pytest.MonkeyPatch, name: str, error: type[BaseException]) -> None:
+    real = getattr(os, name)
+
+    def fail(*args: object) -> object:
+        if any(isinstance(a, str) and ".tmp" in a for a in args) or name == "write":
+            raise error("injected")
+        return real(*args)
+
+    monkeypatch.setattr(os, name, fail)
+
+
+class _Crash(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("step", ["open", "write", "replace"])
+@pytest.mark.parametrize("error", [OSError, _Crash])
+def test_failed_atomic_overwrite_keeps_old_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, error: type[BaseException]
+) -> None:
+    io = LocalFileIO()
+    path = str(tmp_path / "tag" / "tag-x")
+    io.overwrite_atomic(path, b'{"old": "a longer json document"}')
+    for data in (b'{"new": 1}', b"7"):  # shorter: both paths (temp + rename, in place)
+        with monkeypatch.context() as m:
+            _failing(m, step, error)
+            with pytest.raises(error, match="injected"):
+                io.overwrite_atomic(path, data)
+        assert io.read_bytes(path) == b'{"old": "a longer json document"}'
+        assert os.listdir(tmp_path / "tag") == ["tag-x"]
+
+
+def test_small_overwrite_in_place_only_when_it_covers_the_old_bytes(tmp_path: Path) -> None:
+    io = LocalFileIO()
+    path = str(tmp_path / "LATEST")
+    io.overwrite_atomic(path, b"99")
+    inode = os.stat(path).st_ino
+    io.overwrite_atomic(path, b"100")  # covers "99": rewritten in place
+    assert os.stat(path).st_ino == inode and io.read_bytes(path) == b"100"
+    io.overwrite_atomic(path, b"9")  # shorter: a new file renamed over it, never "900"
+    assert os.stat(path).st_ino != inode and io.read_bytes(path) == b"9"
+
+
+def test_local_version_changes_on_same_size_rewrite_within_a_second(tmp_path: Path) -> None:
+    io = LocalFileIO()
+    path = str(tmp_path / "snapshot-2")
+    io.write_bytes(path, b"aaaa")
+    first = io.version(path)
+    assert io.version(path) == first
+    os.rename(path, f"{path}.old")  # still allocated: the new file gets another inode
+    io.write_no_clobber(path, b"bbbb")  # same size, same second
+    assert io.version(path) != first
+    with pytest.raises(FileNotFoundError):
+        io.version(str(tmp_path / "missing"))
+    assert PyArrowFileIO(str(tmp_path)).version(path) is None  # mtime in seconds: no version

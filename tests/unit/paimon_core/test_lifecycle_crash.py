@@ -64,6 +64,10 @@ class FailingIO(LocalFileIO):
         self._step(path)
         super().write_bytes(path, data)
 
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
+        self._step(path)
+        super().overwrite_atomic(path, data)
+
     def write_no_clobber(self, path: str, data: bytes) -> bool:
         self._step(path)
         return super().write_no_clobber(path, data)

@@ -260,6 +260,10 @@ class _FailingIO(LocalFileIO):
         self._step()
         super().write_bytes(path, data)
 
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
+        self._step()
+        super().overwrite_atomic(path, data)
+
     def write_no_clobber(self, path: str, data: bytes) -> bool:
         self._step()
         return super().write_no_clobber(path, data)

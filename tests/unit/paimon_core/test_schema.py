@@ -4,6 +4,7 @@ and the SchemaManager's publish, listing, cache and evolution."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -395,12 +396,12 @@ def test_commit_changes_options_and_columns(tmp_path: Path) -> None:
         manager.commit_changes(SetOption("a", "b"))
     manager.commit(_base())
     s1 = manager.commit_changes(
-        SetOption("snapshot.num-retained.max", "5"),
+        SetOption("snapshot.num-retained.max", "20"),
         AddColumn("score", DOUBLE(), "points"),
         UpdateComment("scores"),
     )
     assert s1.schema_id == 1 and manager.latest() == s1
-    assert s1.options == {"bucket": "2", "snapshot.num-retained.max": "5"}
+    assert s1.options == {"bucket": "2", "snapshot.num-retained.max": "20"}
     assert s1.field("score").id == 3 and s1.highest_field_id == 3 and s1.comment == "scores"
     s2 = manager.commit_changes(
         [RemoveOption("snapshot.num-retained.max"), DropColumn("score"), AddColumn("x", INT())]
@@ -508,3 +509,43 @@ def test_pypaimon_reads_our_schema_files() -> None:
     assert [f.id for f in theirs.fields] == [0, 1, 3] and theirs.highest_field_id == 3
     assert theirs.primary_keys == ["k", "dt"] and theirs.options == {"bucket": "2"}
     assert theirs.comment == "c"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"snapshot.num-retained.min": "0"}, "snapshot.num-retained.min should be at least 1"),
+        (
+            {"snapshot.num-retained.max": "5"},  # the default minimum is 10
+            "snapshot.num-retained.min should not be larger than snapshot.num-retained.max",
+        ),
+        (
+            {"snapshot.num-retained.min": "1", "changelog.num-retained.min": "-1"},
+            "changelog.num-retained.min should be at least 1",
+        ),
+        (
+            {"changelog.num-retained.min": "20", "changelog.num-retained.max": "15"},
+            "changelog.num-retained.min should not be larger than changelog.num-retained.max",
+        ),
+        ({"snapshot.num-retained.min": "ten"}, "Could not parse|Cannot parse"),
+    ],
+)
+def test_expiry_options_paimon_rejects_are_rejected_before_anything_is_written(
+    tmp_path: Path, options: dict[str, str], message: str
+) -> None:
+    from paimon_core.catalog import FileSystemCatalog
+    from paimon_core.exceptions import InvalidArgument
+
+    catalog = FileSystemCatalog(str(tmp_path))
+    catalog.create_database("db")
+    with pytest.raises(InvalidArgument, match=message) as err:
+        catalog.create_table("db.t", pa.schema([("k", pa.int64())]), options=options)
+    assert "\n" not in str(err.value)
+    assert not catalog.table_exists("db.t") and os.listdir(tmp_path / "db.db") == []
+    table = catalog.create_table("db.t", pa.schema([("k", pa.int64())]))
+    manager = SchemaManager(LocalFileIO(), table.path)
+    with pytest.raises(InvalidArgument, match=message):  # ALTER TABLE ... SET too
+        manager.commit_changes([SetOption(k, v) for k, v in options.items()])
+    assert manager.list_ids() == [0]
+    retained = {"snapshot.num-retained.min": "3", "snapshot.num-retained.max": "3"}
+    assert manager.commit_changes([SetOption(k, v) for k, v in retained.items()]).schema_id == 1

@@ -6,13 +6,17 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import SnapshotNotFound
-from paimon_core.fileio import LocalFileIO
+from paimon_core.fileio import FileIO, FileStatus, LocalFileIO, PyArrowFileIO
 from paimon_core.snapshot import (
     JSON_NAMES,
     CommitKind,
@@ -24,6 +28,7 @@ from paimon_core.snapshot import (
     snapshot_to_dict,
     snapshot_to_json,
 )
+from paimon_core.table import FileStoreTable
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "paimon"
 PYPAIMON = FIXTURES / "pypaimon-2.1"
@@ -276,10 +281,10 @@ def test_commit_publishes_once_and_writes_hint(tmp_path: Path) -> None:
 
 
 class _HintFails(LocalFileIO):
-    def write_bytes(self, path: str, data: bytes) -> None:
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
         if path.endswith("LATEST"):
             raise OSError("injected hint failure")
-        super().write_bytes(path, data)
+        super().overwrite_atomic(path, data)
 
 
 def test_lost_latest_hint_is_harmless(tmp_path: Path) -> None:
@@ -302,8 +307,12 @@ def test_writes_go_through_injectable_methods(tmp_path: Path) -> None:
             steps.append(f"write {os.path.basename(path)}")
             super().write_bytes(path, data)
 
+        def overwrite_atomic(self, path: str, data: bytes) -> None:
+            steps.append(f"replace {os.path.basename(path)}")
+            super().overwrite_atomic(path, data)
+
     SnapshotManager(Recording(), str(tmp_path / "t")).commit(_snap(1))
-    assert steps == ["no_clobber snapshot-1", "write LATEST"]
+    assert steps == ["no_clobber snapshot-1", "replace LATEST"]
 
 
 def test_snapshot_lookup_and_cache(tmp_path: Path) -> None:
@@ -375,3 +384,66 @@ def test_branch_layout(tmp_path: Path) -> None:
     branch = SnapshotManager(LocalFileIO(), str(tmp_path / "t"), branch="b1")
     assert main.snapshot_path(1) == f"{tmp_path}/t/snapshot/snapshot-1"
     assert branch.snapshot_path(1) == f"{tmp_path}/t/branch/branch-b1/snapshot/snapshot-1"
+
+
+class _CoarseIO(LocalFileIO):
+    """Like an object store: modification times in whole seconds, and a version built on
+    them (the weakest token a file system could give)."""
+
+    def get_status(self, path: str) -> FileStatus:
+        s = super().get_status(path)
+        return FileStatus(s.path, s.size, s.mtime_ms // 1000 * 1000, s.is_dir)
+
+    def version(self, path: str) -> object:
+        s = self.get_status(path)
+        return s.size, s.mtime_ms
+
+
+def _recommitted_snapshot_2(warehouse: str, make_io: Callable[[], FileIO]) -> list[list[int]]:
+    """Handle A caches snapshot 2; snapshot 2 is rolled back (files only, as pypaimon and
+    Paimon >= 1.2 do) and B commits another snapshot 2 of the same size; then A commits."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([("k", pa.int64())])
+    first = catalog.create_table("db.t", schema, options={"write-only": "true"})
+    first.write_arrow(pa.table({"k": [1]}, schema=schema))
+    a = FileStoreTable(make_io(), first.path, first.schema, first.identifier)
+    b = FileStoreTable(make_io(), first.path, first.schema, first.identifier)
+    a.write_arrow(pa.table({"k": [2]}, schema=schema))
+    assert a.to_arrow()["k"].to_pylist() == [1, 2]
+    snapshot_2 = Path(first.path, "snapshot", "snapshot-2")
+    size = snapshot_2.stat().st_size
+    snapshot_2.unlink()
+    Path(first.path, "snapshot", "LATEST").write_text("1")
+    b.write_arrow(pa.table({"k": [3]}, schema=schema))
+    assert snapshot_2.stat().st_size == size
+    seen = [sorted(t.to_arrow()["k"].to_pylist()) for t in (a, b)]
+    a.write_arrow(pa.table({"k": [4]}, schema=schema))
+    return [*seen, sorted(FileStoreTable.load(first.path).to_arrow()["k"].to_pylist())]
+
+
+@pytest.mark.parametrize(
+    "make_io",
+    [LocalFileIO, _CoarseIO, lambda: PyArrowFileIO("/", pafs.LocalFileSystem())],
+    ids=["local", "coarse-version", "pyarrow"],
+)
+def test_snapshot_replaced_within_a_second_is_never_stale_and_loses_nothing(
+    tmp_path: Path, make_io: Callable[[], FileIO]
+) -> None:
+    a_sees, b_sees, final = _recommitted_snapshot_2(str(tmp_path), make_io)
+    assert final == [1, 3, 4]  # A's commit builds on B's snapshot 2, not its cached one
+    assert b_sees == [1, 3]
+    if make_io is not _CoarseIO:  # a coarse version can fool reads, never a commit
+        assert a_sees == [1, 3]
+
+
+def test_fresh_read_ignores_a_matching_version(tmp_path: Path) -> None:
+    manager = SnapshotManager(_CoarseIO(), str(tmp_path / "t"))
+    assert manager.commit(replace(_snap(1), commit_user="a"))
+    path = Path(manager.snapshot_path(1))
+    mtime = path.stat().st_mtime_ns
+    path.write_text(snapshot_to_json(replace(_snap(1), commit_user="b")))  # same size
+    os.utime(path, ns=(mtime, mtime))
+    assert manager.snapshot(1).commit_user == "a"  # the coarse version matches: cached
+    assert manager.snapshot(1, fresh=True).commit_user == "b"
+    assert manager.latest_snapshot(fresh=True).commit_user == "b"  # type: ignore[union-attr]

@@ -6,6 +6,7 @@ import json
 import os
 import time
 import types
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,7 +91,7 @@ def test_invalid_tag_names_are_rejected_and_nothing_is_written(warehouse: str, n
     assert _state(warehouse) == before
 
 
-@pytest.mark.parametrize("name", ["20240101", "123", " 7 "])
+@pytest.mark.parametrize("name", ["20240101", "123", "007"])
 def test_purely_numeric_names_cannot_be_created_but_stay_usable(warehouse: str, name: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
@@ -116,6 +117,46 @@ def test_valid_tag_names(warehouse: str, name: str) -> None:
     tm.create_tag(table, name)
     assert list(tm.list_tags(table)) == [name]
     assert _keys(table, **{"scan.tag-name": name}) == [1]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (" lead", "must not start or end with whitespace"),
+        ("trail ", "must not start or end with whitespace"),
+        ("\u3000wide", "must not start or end with whitespace"),
+        ("x" * 201, "is 201 bytes long; at most 200 bytes are allowed"),
+        ("ü" * 101, "is 202 bytes long"),
+    ],
+)
+def test_new_names_without_surrounding_whitespace_and_short_enough(
+    warehouse: str, name: str, message: str
+) -> None:
+    table = _table(warehouse)
+    _write(table, 1)
+    tm.create_tag(table, "old")
+    before = _state(warehouse)
+    for create in (
+        lambda: tm.create_tag(table, name),
+        lambda: tm.create_tag(table, name, allow_numeric=True),
+        lambda: tm.create_tag_from_timestamp(table, name, 0),
+        lambda: tm.rename_tag(table, "old", name),
+    ):
+        with pytest.raises(InvalidTagName, match=message) as err:
+            create()
+        assert "\n" not in str(err.value)
+    assert _state(warehouse) == before
+
+
+def test_longest_new_names_work_end_to_end(warehouse: str) -> None:
+    table = _table(warehouse)
+    _write(table, 1)
+    for name in ("x" * 200, "ü" * 100):
+        tm.create_tag(table, name)
+        tm.replace_tag(table, name, time_retained="1 d")  # the atomic rewrite's temp name fits
+        assert _keys(table, **{"scan.tag-name": name}) == [1]
+    tm.delete_tags(table, ["x" * 200, "ü" * 100])
+    assert tm.list_tags(table) == {}
 
 
 def test_blank_name_message_is_paimons(warehouse: str) -> None:
@@ -248,6 +289,68 @@ def test_replace_tag_moves_it_and_drops_the_retention(warehouse: str) -> None:
     assert _state(warehouse) == before
 
 
+class _Crash(BaseException):
+    """The process dying: no handler of the code under test sees it."""
+
+
+class _CrashAt:
+    """Replaces the ``os`` calls of a file write; the ``fail_at``-th (0-based) dies."""
+
+    STEPS = ("open", "write", "ftruncate", "fstat", "close", "replace", "link", "unlink")
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, fail_at: int) -> None:
+        self.fail_at = fail_at
+        self.calls = 0
+        for name in self.STEPS:
+            monkeypatch.setattr(os, name, self._wrap(getattr(os, name)))
+
+    def _wrap(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def step(*args: Any, **kw: Any) -> Any:
+            self.calls += 1
+            if self.calls - 1 == self.fail_at:
+                raise _Crash(self.fail_at)
+            return real(*args, **kw)
+
+        return step
+
+
+def test_crash_at_each_step_of_replace_tag_leaves_a_readable_tag(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit's case: the new JSON is shorter (the TTL goes), so an in-place rewrite torn
+    between write and truncate left invalid JSON that broke listing, expiry and reads."""
+    table = _table(warehouse)
+    _write(table, 1)
+    _write(table, 2)
+    tm.create_tag(table, "x", snapshot_id=1, time_retained="7 d", now=NOW)
+    tag_path = table.tag_manager.tag_path("x")
+    with open(tag_path, "rb") as f:
+        original = f.read()
+    outcomes = set()
+    for fail_at in range(100):
+        with monkeypatch.context() as m:
+            _CrashAt(m, fail_at)
+            try:
+                tm.replace_tag(table, "x", snapshot_id=2)
+                crashed = False
+            except _Crash:
+                crashed = True
+        tags = tm.list_tags(table)  # every tag file still parses
+        assert list(tags) == ["x"]
+        held = tags["x"].snapshot_id
+        outcomes.add(held)
+        assert (held, tags["x"].tag_time_retained) in ((1, timedelta(days=7)), (2, None))
+        assert _keys(table, **{"scan.tag-name": "x"}) == list(range(1, held + 1))
+        assert [n for n in os.listdir(table.tag_manager.tag_dir) if not n.startswith(".")] == [
+            "tag-x"
+        ]
+        if not crashed:
+            break
+        with open(tag_path, "wb") as f:  # start the next run from the old tag
+            f.write(original)
+    assert not crashed and outcomes == {1, 2} and fail_at >= 3
+
+
 def test_rename_tag_keeps_the_bytes(warehouse: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
@@ -341,17 +444,21 @@ def test_expire_tags_by_retention_and_older_than(warehouse: str) -> None:
     plain = table.tag_manager.tag_path("plain")
     mtime = datetime(2024, 5, 1).timestamp()
     os.utime(plain, (mtime, mtime))
-    assert tm.expire_tags(table, now=NOW + timedelta(minutes=59)) == []
+    none = tm.expire_tags(table, now=NOW + timedelta(minutes=59))
+    assert none.names == () and none.plan.is_empty
     before = _state(warehouse)
-    assert tm.expire_tags(table, now=NOW + timedelta(hours=2), dry_run=True) == ["short"]
+    dry = tm.expire_tags(table, now=NOW + timedelta(hours=2), dry_run=True)
+    assert dry.names == ("short",)
+    assert dry.plan.tag_files == (table.tag_manager.tag_path("short"),)
+    assert str(dry).startswith("expired tags: short\nDeletionPlan(1 tag files)")
     assert _state(warehouse) == before
-    assert tm.expire_tags(table, now=NOW + timedelta(hours=2)) == ["short"]
+    assert tm.expire_tags(table, now=NOW + timedelta(hours=2)) == dry
     assert list(tm.list_tags(table)) == ["long", "plain"]
     # older_than: tags created before it go; a tag without create time uses its file's mtime.
     cutoff = int(datetime(2024, 5, 3).timestamp() * 1000)
-    assert tm.expire_tags(table, cutoff, now=NOW) == ["plain"]
+    assert tm.expire_tags(table, cutoff, now=NOW).names == ("plain",)
     cutoff = int((NOW + timedelta(seconds=1)).timestamp() * 1000)
-    assert tm.expire_tags(table, cutoff, now=NOW) == ["long"]
+    assert tm.expire_tags(table, cutoff, now=NOW).names == ("long",)
     assert tm.list_tags(table) == {}
 
 

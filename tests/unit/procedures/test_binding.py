@@ -16,6 +16,7 @@ from procedures.base import (
     Parameter,
     Procedure,
     ProcedureResult,
+    TypedValue,
     bind_arguments,
     epoch_millis_to_local,
     literal_type,
@@ -67,9 +68,9 @@ def test_registry_has_the_procedures_in_scope() -> None:
         ("create_tag", "table, tag, snapshot, time_retained"),
         ("replace_tag", "table, tag, snapshot, time_retained"),
         ("create_tag_from_timestamp", "table, tag, timestamp, time_retained"),
-        ("delete_tag", "table, tag"),
+        ("delete_tag", "table, tag, dry_run"),
         ("rename_tag", "table, tag, target_tag"),
-        ("expire_tags", "table, older_than"),
+        ("expire_tags", "table, older_than, dry_run"),
         ("rollback", "table, version, snapshot, tag, dry_run"),
         ("rollback_to_timestamp", "table, timestamp, dry_run"),
         (
@@ -147,6 +148,50 @@ def test_up_casts_follow_spark() -> None:
     assert bind({"table": "t", "tag": "x", "snapshot": stamp})["snapshot"] == 1704067201
     assert bind({"table": "t", "tag": dt.date(2024, 2, 3)})["tag"] == "2024-02-03"
     assert bind({"table": "t", "tag": b"ab"})["tag"] == "ab"
+
+
+@pytest.mark.parametrize(
+    ("literal", "snapshot", "retain", "table"),
+    [
+        # value of `snapshot => x` (BIGINT), of `retain => x` (INT; None: rejected), as a STRING
+        ("10L", 10, None, "10"),
+        ("-10L", -10, None, "-10"),
+        ("10S", 10, 10, "10"),
+        ("-128Y", -128, -128, "-128"),
+        ("1.5D", None, None, "1.5"),
+        ("2F", None, None, "2.0"),
+        ("10BD", 10, 10, "10"),
+        ("1.5BD", None, None, "1.5"),
+        ("10", 10, 10, "10"),
+    ],
+)
+def test_suffixed_literals_bind_with_their_spark_type(
+    literal: str, snapshot: int | None, retain: int | None, table: str
+) -> None:
+    from sql_ext.parse import CallStatement, parse_statement
+
+    def value(name: str) -> Any:
+        statement = parse_statement(f"CALL sys.toy({name} => {literal})")
+        assert isinstance(statement, CallStatement)
+        return statement.args[name]
+
+    for name, expected in (("snapshot", snapshot), ("retain", retain)):
+        kind = "BIGINT" if name == "snapshot" else "INT"
+        args = {"table": "t", "tag": "x", name: value(name)}
+        if expected is None:
+            with pytest.raises(ProcedureError, match=f"Cannot cast .* to {kind} of {name}"):
+                bind(args)
+        else:
+            bound = bind(args)[name]
+            assert (bound, type(bound)) == (expected, int)
+    assert bind({"table": value("table"), "tag": "x"})["table"] == table
+
+
+def test_bigint_literal_is_rejected_for_an_int_parameter_as_in_paimon() -> None:
+    with pytest.raises(ProcedureError) as error:
+        bind({"table": "t", "tag": "x", "retain": TypedValue(10, "BIGINT")})
+    assert str(error.value) == ("CALL sys.toy: Cannot cast BIGINT to INT of retain (got 10L).")
+    assert literal_type(TypedValue(1, "SMALLINT")) == "SMALLINT"
 
 
 def test_literal_types() -> None:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+import pyarrow as pa
 import pytest
 
+from paimon_core import tag_management
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidTagName
+from paimon_core.expire import expire_snapshots
+from paimon_core.table import FileStoreTable
 from paimon_core.tag_management import validate_tag_name
 from procedures import ProcedureError
+from procedures.rollback import DRY_RUN_COLUMN
 from procedures.tags import EXPIRE_TAGS_OUTPUT, FROM_TIMESTAMP_OUTPUT, RESULT
 from tests.unit.procedures.helpers import (
+    SCHEMA,
     T0,
     call,
     fingerprint,
@@ -199,4 +206,61 @@ def test_expire_tags(warehouse: str) -> None:
     # older_than in the future: every tag was created before it, TTL or not.
     result = call(catalog, "expire_tags", table="db.t", older_than="2999-12-31 23:59:59.999")
     assert result.rows == [("plain",), ("ttl",)]
+    assert tag_names(table) == []
+
+
+def _tagged_and_expired(warehouse: str) -> tuple[FileSystemCatalog, FileStoreTable]:
+    """Tags on snapshots 1 and 2; both overwritten, and snapshots 1-3 expired."""
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=2)
+    call(catalog, "create_tag", table="db.t", tag="one", snapshot=1, time_retained="1 s")
+    call(catalog, "create_tag", table="db.t", tag="two", snapshot=2, time_retained="1 s")
+    table.write_arrow(
+        pa.table({"id": [7], "name": ["x"], "dt": ["2024-01-01"]}, SCHEMA), overwrite=True
+    )
+    table.write_arrow(
+        pa.table({"id": [8], "name": ["y"], "dt": ["2024-01-02"]}, SCHEMA), overwrite=True
+    )
+    expire_snapshots(table, retain_max=1, retain_min=1, older_than_millis=2**62)
+    assert table.snapshot_manager.list_snapshot_ids() == [4]
+    return catalog, table
+
+
+def test_delete_tag_dry_run_lists_files_and_changes_nothing(warehouse: str) -> None:
+    catalog, table = _tagged_and_expired(warehouse)
+    before = fingerprint(warehouse)
+    result = call(catalog, "delete_tag", table="db.t", tag="two", dry_run=True)
+    assert result.columns == (*RESULT, DRY_RUN_COLUMN)
+    assert fingerprint(warehouse) == before
+    assert {row[0] for row in result.rows} == {True}
+    files = [row[1] for row in result.rows]
+    assert files[0] == table.tag_manager.tag_path("two")
+    assert any(f.endswith(".parquet") for f in files)  # the data only tag two kept alive
+    assert len(files) == len(set(files))
+    assert call(catalog, "delete_tag", table="db.t", tag="two").rows == [(True,)]
+    assert not any(map(os.path.exists, files))
+    assert tag_names(table) == ["one"]
+    missing = call(catalog, "delete_tag", table="db.t", tag="nope", dry_run=True)
+    assert missing.rows == [(True, None)]
+
+
+def test_expire_tags_dry_run_lists_files_and_changes_nothing(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog, table = _tagged_and_expired(warehouse)
+    assert call(catalog, "expire_tags", "db.t", None, True).rows == [("No expired tags.", None)]
+    real = tag_management.expire_tags
+    later = dt.datetime.now() + dt.timedelta(minutes=1)  # the 1-second TTLs have passed
+    monkeypatch.setattr(tag_management, "expire_tags", lambda *a, **kw: real(*a, now=later, **kw))
+    before = fingerprint(warehouse)
+    dry = call(catalog, "expire_tags", table="db.t", dry_run=True)
+    assert dry.columns == (*EXPIRE_TAGS_OUTPUT, DRY_RUN_COLUMN)
+    assert fingerprint(warehouse) == before
+    assert {row[0] for row in dry.rows} == {"one,two"}
+    files = [row[1] for row in dry.rows]
+    manager = table.tag_manager
+    assert files[:2] == [manager.tag_path("one"), manager.tag_path("two")]
+    assert any(f.endswith(".parquet") for f in files)
+    assert call(catalog, "expire_tags", table="db.t").rows == [("one",), ("two",)]
+    assert not any(map(os.path.exists, files))
     assert tag_names(table) == []

@@ -55,7 +55,7 @@ def render(statement: Statement) -> str:
         return f"CALL {prefix}sys.{statement.procedure}({', '.join(items)})"
     if not statement.paimon_tables:
         return statement.text
-    return replace_tables(statement.tree, view_for)
+    return replace_tables(statement.parsed, statement.tree, view_for).text
 
 
 def assert_rewrite(sql: str, expected: str) -> None:

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from pyspark.sql import Row
 
-from sql_ext.output import OutputFormat, format_rows, json_value, text_value, write_result
+from sql_ext.output import (
+    OutputFormat,
+    format_rows,
+    json_keys,
+    json_value,
+    text_value,
+    write_result,
+)
 
 
 def lines(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> list[str]:
@@ -89,9 +96,15 @@ def test_json_lines_are_typed() -> None:
     assert "é" in line and " " not in line
 
 
-def test_json_keeps_duplicate_columns_in_order() -> None:
+def test_json_makes_duplicate_column_names_unique_in_order() -> None:
     (line,) = lines(["id", "id"], [(1, 2)], "json")
-    assert line == '{"id":1,"id":2}'
+    assert line == '{"id":1,"id_2":2}'
+    (line,) = lines(["id", "id_2", "id", "id"], [(1, 2, 3, 4)], "json")
+    assert line == '{"id":1,"id_2":2,"id_3":3,"id_4":4}'
+    assert json.loads(line) == {"id": 1, "id_2": 2, "id_3": 3, "id_4": 4}
+    assert json_keys(["a", "A", "a"]) == ["a", "A", "a_2"]
+    # The text formats keep the names as they are.
+    assert lines(["id", "id"], [(1, 2)], "tsv")[0] == "id\tid"
 
 
 def test_json_nested_values_and_special_floats() -> None:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 import sql_ext.parse as parse_module
+from procedures.base import TypedValue
 from sql_ext.parse import (
     CallStatement,
     QueryStatement,
@@ -16,9 +17,11 @@ from sql_ext.parse import (
     paimon_table_refs,
     parse_script,
     parse_statement,
+    query_fragment,
     replace_tables,
     split_statements,
 )
+from sql_ext.tables import insert_spec
 from tests.unit.sql_ext.helpers import assert_call, assert_rewrite, load_pairs, render, view_for
 
 PAIRS = load_pairs()
@@ -85,11 +88,11 @@ def test_call_values_are_python_values() -> None:
     assert statement.is_named
     assert statement.args == {
         "a": 7,
-        "b": -3,
+        "b": TypedValue(-3, "BIGINT"),
         "c": Decimal("1.25"),
         "d": 25.0,
         "e": Decimal("1.5"),
-        "f": 2.0,
+        "f": TypedValue(2.0, "FLOAT"),
         "g": True,
         "h": None,
         "i": dt.datetime(2024, 1, 1, 12, 30, 0, 123456),
@@ -100,7 +103,7 @@ def test_call_values_are_python_values() -> None:
         "n": "ab",
     }
     types = [type(v) for v in statement.args.values()]
-    assert types[:6] == [int, int, Decimal, float, Decimal, float]
+    assert types[:6] == [int, TypedValue, Decimal, float, Decimal, TypedValue]
     assert statement.positional == ()
 
 
@@ -119,13 +122,17 @@ def test_call_keeps_original_text_and_ignores_comments() -> None:
 def test_assertion_helpers() -> None:
     assert_call("CALL sys.Create_Tag(TABLE => 'db.t')", "create_tag", {"table": "db.t"})
     assert_call("CALL sys.rollback('db.t', 2)", "rollback", ("db.t", 2))
-    assert_rewrite("SELECT * FROM `t$files`", "SELECT * FROM __paimon_t_files")
+    assert_rewrite("SELECT * FROM `t$files` f", "SELECT * FROM __paimon_t_files f")
 
 
 BAD = [
-    ("CALL sys.create_tag(table => 'db.t'", "Expecting )"),
-    ("CALL sys.create_tag(table => 'db.t'))", "Unexpected token"),
-    ("CALL sys.create_tag((table => 'db.t')", "Expecting )"),
+    ("SELECT * FROM t$snapshots WHERE", "Syntax error at or near end of input (line 1, col 32)"),
+    ("SELECT * FROM t$snapshots\nWHERE k = ", "near end of input (line 2, col 10)"),
+    ("SELECT * FROM t$snapshots x y", "Syntax error at or near 'y' (line 1, col 29)"),
+    ("SELECT (1 FROM t$files", "Syntax error at or near 'FROM': expected ) (line 1, col 11)"),
+    ("CALL sys.create_tag(table => 'db.t'", "Syntax error at or near end of input: expected )"),
+    ("CALL sys.create_tag(table => 'db.t'))", "Syntax error at or near ')' (line 1, col 37)"),
+    ("CALL sys.create_tag((table => 'db.t')", "near '=>': expected )"),
     ("CALL sys.create_tag(table => ('db.t'))", "got an expression: ('db.t')"),
     ("CALL sys.create_tag(table => )", "Expected a value for argument 'table'"),
     ("CALL sys.create_tag(table => 'db.t', 'x')", "Cannot mix named and positional arguments"),
@@ -145,12 +152,14 @@ BAD = [
     ("CALL sys.x(INTERVAL '1 day')", "unsupported typed literal INTERVAL"),
     ("CALL sys.x(TIMESTAMP '2024-13-01')", "invalid TIMESTAMP literal"),
     ("CALL sys.x(X'0')", "invalid binary literal"),
-    ("CALL sys.x(128Y)", "out-of-range number 128Y"),
+    ("CALL sys.x(128Y)", "out-of-range TINYINT number 128Y"),
+    ("CALL sys.x(-129Y)", "out-of-range TINYINT number -129Y"),
+    ("CALL sys.x(32768S)", "out-of-range SMALLINT number 32768S"),
     ("CALL sys.x(40000S)", "out-of-range"),
     ("CALL create_tag('db.t', 'x')", "Procedure create_tag is not found"),
     ("CALL system.create_tag('db.t', 'x')", "Procedure system.create_tag is not found"),
     ("CALL a.b.sys.create_tag('db.t')", "is not found"),
-    ("CALL sys.create_tag", "Expecting ("),
+    ("CALL sys.create_tag", "near end of input: expected ("),
     ("CALL", "procedure name"),
     ("CALL sys.create_tag('db.t', 'x", "Unterminated string literal"),
     ("SELECT * FROM `t$tags", "Unterminated back-quoted identifier"),
@@ -235,6 +244,24 @@ def test_plain_statements_pass_through_verbatim() -> None:
     assert isinstance(parse_statement("INSERT INTO db.t VALUES (1)").tree, exp.Insert)
 
 
+def test_table_and_identifier_clauses_are_read_as_names() -> None:
+    statement = parse_statement("TABLE db.t")
+    assert isinstance(statement, QueryStatement)
+    assert (statement.text, statement.parsed) == ("TABLE db.t", "SELECT * FROM db.t")
+    assert isinstance(statement.tree, exp.Select)
+    assert statement.tree.find(exp.Table).sql() == "db.t"
+    statement = parse_statement("SELECT * FROM (TABLE a) UNION ALL TABLE b")
+    assert sorted(t.name for t in statement.tree.find_all(exp.Table)) == ["a", "b"]
+    statement = parse_statement("SELECT IDENTIFIER('c') FROM IDENTIFIER('db.`t x$files`')")
+    assert statement.parsed == "SELECT `c` FROM `db`.`t x$files`"
+    assert [r.system_table for r in statement.paimon_tables] == ["files"]
+    # Not names: left alone (Spark reports them).
+    for text in ("SELECT IDENTIFIER('a b') FROM t", "SELECT * FROM IDENTIFIER(x)"):
+        assert parse_statement(text).parsed == text
+    for text in ("CREATE TABLE x (k INT)", "CACHE TABLE c", "SELECT `TABLE` FROM t"):
+        assert parse_statement(text).parsed == text
+
+
 def test_replace_tables_keeps_the_input_tree() -> None:
     statement = parse_statement("SELECT * FROM db.t$files f JOIN db.t$tags ON f.a = 1")
     before = statement.tree.sql(dialect="spark")
@@ -244,8 +271,8 @@ def test_replace_tables_keeps_the_input_tree() -> None:
         seen.append(ref)
         return exp.to_table("v")
 
-    out = replace_tables(statement.tree, mapping)
-    assert out == "SELECT * FROM v AS f JOIN v ON f.a = 1"
+    out = replace_tables(statement.parsed, statement.tree, mapping).text
+    assert out == "SELECT * FROM v f JOIN v AS `t$tags` ON f.a = 1"
     assert statement.tree.sql(dialect="spark") == before
     assert [r.system_table for r in seen] == ["files", "tags"]
     assert seen == statement.paimon_tables
@@ -253,21 +280,47 @@ def test_replace_tables_keeps_the_input_tree() -> None:
 
 def test_replace_tables_with_a_subquery_and_quoted_dollar_names() -> None:
     statement = parse_statement("SELECT t$snapshots.a FROM t$snapshots")
-    out = replace_tables(statement.tree, lambda ref: exp.select("*").from_("v").subquery())
+    subquery = exp.select("*").from_("v").subquery()
+    out = replace_tables(statement.parsed, statement.tree, lambda ref: subquery).text
     assert out == "SELECT `t$snapshots`.a FROM (SELECT * FROM v) AS `t$snapshots`"
 
 
-def test_replace_tables_moves_partition_and_sample() -> None:
+def test_replace_tables_leaves_targets_unaliased() -> None:
     statement = parse_statement("INSERT INTO t$branch_b PARTITION (dt = 'x') SELECT 1")
-    assert replace_tables(statement.tree, view_for) == (
-        "INSERT INTO __paimon_t_branch_b PARTITION(dt = 'x') SELECT 1"
+    assert replace_tables(statement.parsed, statement.tree, view_for).text == (
+        "INSERT INTO __paimon_t_branch_b PARTITION (dt = 'x') SELECT 1"
     )
+    statement = parse_statement("DESCRIBE db.t$snapshots")
+    assert replace_tables(statement.parsed, statement.tree, view_for).text == (
+        "DESCRIBE __paimon_db_t_snapshots"
+    )
+
+
+def test_query_fragment_of_insert_and_ctas() -> None:
+    sql = "WITH a AS (SELECT 1 AS k)\nINSERT INTO x\nWITH b AS (SELECT * FROM t$files) SELECT * FROM a, b"
+    statement = parse_statement(sql)
+    fragment = query_fragment(statement.tree)
+    source = insert_spec(statement.tree).source
+    spliced = replace_tables(statement.parsed, source, view_for, fragment=fragment)
+    assert spliced.text == (
+        "WITH a AS (SELECT 1 AS k) , b AS (SELECT * FROM __paimon_t_files AS `t$files`) "
+        "SELECT * FROM a, b"
+    )
+    assert spliced.source_offset(spliced.text.index("SELECT * FROM a")) == sql.index(
+        "SELECT * FROM a"
+    )
+    statement = parse_statement("CREATE TABLE c AS (SELECT /* x */ k FROM t VERSION AS OF 2)")
+    fragment = query_fragment(statement.tree)
+    tree = statement.tree.expression
+    spliced = replace_tables(statement.parsed, tree, view_for, fragment=fragment)
+    assert spliced.text == "(SELECT /* x */ k FROM __paimon_t_v2 AS t)"
 
 
 def test_paimon_table_refs_of_plain_tree_is_empty() -> None:
     tree = parse_statement("SELECT * FROM a JOIN b.c ON 1 = 1").tree
     assert paimon_table_refs(tree) == []
-    assert replace_tables(tree, view_for) == "SELECT * FROM a JOIN b.c ON 1 = 1"
+    text = "SELECT * FROM a JOIN b.c ON 1 = 1"
+    assert replace_tables(text, tree, view_for).text == text
 
 
 def test_docstring_examples() -> None:

@@ -24,10 +24,12 @@ from sql_ext.shell import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    TASK_FAILURE_LOGGERS,
     Console,
     error_message,
     interact,
     is_complete,
+    quiet_spark,
 )
 from sql_ext.shell import run as shell_run
 from tests.unit.procedures.helpers import T0, new_catalog, new_table
@@ -133,7 +135,9 @@ def test_e_runs_statements_in_order_and_prints_json(session: PaimonSession) -> N
         "CREATE TABLE db.t (id BIGINT, name STRING, d DECIMAL(5, 2)); "
         "INSERT INTO db.t VALUES (1, 'a;b', 1.50), (2, NULL, NULL); "
         "SELECT * FROM db.t ORDER BY id; "
-        "SELECT snapshot_id, commit_kind FROM db.t$snapshots",
+        "SELECT snapshot_id, commit_kind FROM db.t$snapshots; "
+        "SELECT a.snapshot_id, b.snapshot_id FROM db.t$snapshots a JOIN db.t$snapshots b "
+        "USING (snapshot_id)",
         session=session,
     )
     assert (code, err) == (EXIT_OK, "")
@@ -141,6 +145,7 @@ def test_e_runs_statements_in_order_and_prints_json(session: PaimonSession) -> N
         {"id": 1, "name": "a;b", "d": "1.50"},
         {"id": 2, "name": None, "d": None},
         {"snapshot_id": 1, "commit_kind": "APPEND"},
+        {"snapshot_id": 1, "snapshot_id_2": 1},
     ]
 
 
@@ -201,6 +206,26 @@ def test_python_worker_errors_show_the_exception_line(session: PaimonSession) ->
     session.spark.udf.register("shell_test_boom", boom, "int")
     code, _, err = run("-e", "SELECT shell_test_boom(7)", session=session)
     assert (code, err) == (EXIT_FAILED, "Error: ValueError: bad value 7\n")
+
+
+def test_quiet_spark_silences_failed_task_stack_traces(spark: Any) -> None:
+    """Without the repository's log4j2.properties (a user's SPARK_CONF_DIR), a failing task
+    would print Executor and TaskSetManager stack traces before `Error:`."""
+    jvm = spark.sparkContext._jvm
+    log_manager = jvm.org.apache.logging.log4j.LogManager
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    level = jvm.org.apache.logging.log4j.Level
+    before = {name: log_manager.getLogger(name).getLevel() for name in TASK_FAILURE_LOGGERS}
+    try:
+        for name in TASK_FAILURE_LOGGERS:
+            configurator.setLevel(name, level.WARN)
+        quiet_spark(spark)
+        for name in TASK_FAILURE_LOGGERS:
+            assert log_manager.getLogger(name).getLevel().toString() == "OFF"
+        assert log_manager.getRootLogger().getLevel().toString() == "ERROR"
+    finally:
+        for name, previous in before.items():
+            configurator.setLevel(name, previous)
 
 
 def test_verbose_shows_the_traceback(session: PaimonSession) -> None:
