@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.binary_row import serialize_row
+from paimon_core.binary_row import deserialize_row
 from paimon_core.commit_message import CommitMessage
 from paimon_core.exceptions import CommitConflict, InvalidArgument
 from paimon_core.live_files import LiveFiles, checkout, cover, give_back
 from paimon_core.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest_merge import ManifestMerger
+from paimon_core.read import data_file_path
 from paimon_core.snapshot import CommitKind, Snapshot
 
 if TYPE_CHECKING:
@@ -135,23 +136,12 @@ class FileStoreCommit:
     ) -> str:
         if external_path:
             return external_path
-        from paimon_core.binary_row import deserialize_row
-        from paimon_core.paths import bucket_dir_name, partition_path
+        return data_file_path(self.table, self._partition_values(partition), bucket, name)
 
-        schema = self.table.schema
-        parts = [bucket_dir_name(bucket), name]
-        if schema.partition_keys:
-            values = deserialize_row(partition, self._partition_types)
-            parts.insert(
-                0,
-                partition_path(
-                    schema.partition_keys,
-                    values,
-                    self._partition_types,
-                    self.table.options.partition_default_name,
-                ),
-            )
-        return "/".join([self.table.path, *parts])
+    def _partition_values(self, partition: bytes) -> tuple[Any, ...]:
+        if not self.table.schema.partition_keys:
+            return ()
+        return deserialize_row(partition, self._partition_types)
 
     def _entries_of(self, messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
         # Deletions first, as Java orders a compaction's before and after files: expiry reads a
@@ -169,14 +159,7 @@ class FileStoreCommit:
             return partition in touched
         if not spec:
             return True
-        from paimon_core.binary_row import deserialize_row
-
-        values = dict(
-            zip(
-                self.table.schema.partition_keys,
-                deserialize_row(partition, self._partition_types),
-            )
-        )
+        values = dict(zip(self.table.schema.partition_keys, self._partition_values(partition)))
         return all(_same_value(values[k], v) for k, v in spec.items())
 
     def _check_overwrite_spec(self, spec: Mapping[str, Any], touched: set[bytes]) -> None:
@@ -274,9 +257,7 @@ class FileStoreCommit:
         keys = self.table.schema.partition_keys
         if not keys:
             return ""
-        from paimon_core.binary_row import deserialize_row
-
-        values = deserialize_row(partition, self._partition_types)
+        values = self._partition_values(partition)
         return "{" + ", ".join(f"{k}={v}" for k, v in zip(keys, values)) + "}" + suffix
 
     def _commit_with_retry(
@@ -450,10 +431,3 @@ def _same_value(stored: Any, given: Any) -> bool:
     if isinstance(stored, (str, bytes)) or not isinstance(given, str):
         return stored == given
     return str(stored) == given
-
-
-def partition_bytes(table: FileStoreTable, values: Mapping[str, Any]) -> bytes:
-    """Serialized partition row of ``values`` (a dict of partition column -> value)."""
-    schema = table.schema
-    types = [f.type for f in schema.partition_fields]
-    return serialize_row([values.get(k) for k in schema.partition_keys], types)

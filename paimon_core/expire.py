@@ -151,19 +151,9 @@ def expire_snapshots(
     earliest = manager.earliest_snapshot_id()
     if latest is None or earliest is None:
         return ExpireResult(0, DeletionPlan())
-    if retain_max < retain_min:
-        raise InvalidArgument(
-            f"retainMax ({retain_max}) must not be less than retainMin ({retain_min})."
-        )
-    retain_min = max(retain_min, 1)
-
-    first = max(latest - retain_max + 1, earliest)
-    max_exclusive = latest - retain_min + 1
-    consumer = min_consumer_snapshot(table)
-    if consumer is not None:
-        max_exclusive = min(max_exclusive, consumer)
-    max_exclusive = min(max_exclusive, earliest + max(max_deletes, 0))
-
+    first, max_exclusive = _expiry_range(
+        table, latest, earliest, retain_max, retain_min, max_deletes, keep_latest=True
+    )
     end = max_exclusive
     for snapshot_id in range(first, max_exclusive):
         following = manager.try_snapshot(snapshot_id + 1)
@@ -171,6 +161,32 @@ def expire_snapshots(
             end = snapshot_id
             break
     return _expire_until(table, earliest, end, dry_run, decoupled)
+
+
+def _expiry_range(
+    table: FileStoreTable,
+    latest: int,
+    earliest: int,
+    retain_max: int,
+    retain_min: int,
+    max_deletes: int,
+    *,
+    keep_latest: bool = False,
+) -> tuple[int, int]:
+    """First id the time check starts at and the exclusive id bound the retention, the
+    consumers and ``max_deletes`` allow expiring up to (Paimon's ``ExpireSnapshotsImpl``)."""
+    if retain_max < retain_min:
+        raise InvalidArgument(
+            f"retainMax ({retain_max}) must not be less than retainMin ({retain_min})."
+        )
+    first = max(latest - retain_max + 1, earliest)
+    if keep_latest:
+        retain_min = max(retain_min, 1)
+    max_exclusive = latest - retain_min + 1
+    consumer = min_consumer_snapshot(table)
+    if consumer is not None:
+        max_exclusive = min(max_exclusive, consumer)
+    return first, min(max_exclusive, earliest + max(max_deletes, 0))
 
 
 def _hint_says(table: FileStoreTable, path: str, snapshot_id: int) -> bool:
@@ -256,16 +272,10 @@ def expire_changelogs(
     if latest is None or earliest is None or latest_changelog is None:
         return ExpireResult(0, DeletionPlan())
     assert earliest_changelog is not None
-    if retain_max < retain_min:
-        raise InvalidArgument(
-            f"retainMax ({retain_max}) must not be less than retainMin ({retain_min})."
-        )
-    first = max(latest - retain_max + 1, earliest_changelog)
-    max_exclusive = latest - retain_min + 1
-    consumer = min_consumer_snapshot(table)
-    if consumer is not None:
-        max_exclusive = min(max_exclusive, consumer)
-    max_exclusive = min(max_exclusive, earliest_changelog + max(max_deletes, 0), latest_changelog)
+    first, max_exclusive = _expiry_range(
+        table, latest, earliest_changelog, retain_max, retain_min, max_deletes
+    )
+    max_exclusive = min(max_exclusive, latest_changelog)
     if max_exclusive <= earliest_changelog:
         return ExpireResult(0, DeletionPlan())
     end = max_exclusive

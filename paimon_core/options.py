@@ -317,10 +317,6 @@ class CoreOptions(Mapping[str, str]):
     def partition_default_name(self) -> str:
         return self.get_str(self.PARTITION_DEFAULT_NAME, DEFAULT_PARTITION_NAME) or ""
 
-    @cached_property
-    def partition_legacy_name(self) -> bool:
-        return self.get_bool("partition.legacy-name", True)
-
     # ---------------------------------------------------------------- table semantics
 
     @cached_property
@@ -353,10 +349,6 @@ class CoreOptions(Mapping[str, str]):
     @cached_property
     def commit_max_retries(self) -> int:
         return self.get_int(self.COMMIT_MAX_RETRIES, 10)  # type: ignore[return-value]
-
-    @cached_property
-    def commit_timeout(self) -> timedelta | None:
-        return self.get_duration("commit.timeout")
 
     @cached_property
     def commit_min_retry_wait(self) -> timedelta:
@@ -425,10 +417,6 @@ class CoreOptions(Mapping[str, str]):
             or self.changelog_time_retained > self.snapshot_time_retained
         )
 
-    @cached_property
-    def consumer_expiration_time(self) -> timedelta | None:
-        return self.get_duration("consumer.expiration-time")
-
     # ---------------------------------------------------------------- tags
 
     @cached_property
@@ -478,10 +466,6 @@ class CoreOptions(Mapping[str, str]):
     @cached_property
     def tag_time_expire_enabled(self) -> bool:
         return self.get_bool("tag.time-expire-enabled", True)
-
-    @cached_property
-    def tag_create_success_file(self) -> bool:
-        return self.get_bool("tag.create-success-file", False)
 
     @cached_property
     def tag_batch_customized_name(self) -> str | None:

@@ -63,7 +63,6 @@ __all__ = [
     "auto_tag_period_handler",
     "clock",
     "create_batch_tag",
-    "extract_tag_time",
     "period_handler",
     "run_tag_auto_creation",
     "run_tag_maintenance",
@@ -203,11 +202,6 @@ def _time_extractor(options: CoreOptions) -> Callable[[Snapshot], datetime | Non
         return watermark
     zone = _zone(options.get_str("sink.process-time-zone"))
     return lambda snapshot: _local(snapshot.time_millis, zone)
-
-
-def extract_tag_time(options: CoreOptions, snapshot: Snapshot) -> datetime | None:
-    """A snapshot's time for auto tags (Paimon's ``TagTimeExtractor``); None without one."""
-    return _time_extractor(options)(snapshot)
 
 
 def _delete_tags(table: FileStoreTable, names: list[str]) -> None:

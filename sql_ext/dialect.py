@@ -38,6 +38,11 @@ NUMBER_SUFFIXES = frozenset(Spark.Tokenizer.NUMERIC_LITERALS)
 _E = TypeVar("_E", bound=exp.Expr)
 
 
+def quote_identifier(name: str) -> str:
+    """`name` back-quoted for Spark SQL, so that any text (`t$x`, a quote) is one name."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 class Call(exp.Expression):
     """`CALL <name>(<args>)`: `this` is the dotted name, `expressions` the arguments."""
 

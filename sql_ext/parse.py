@@ -43,7 +43,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from sql_ext.dialect import END, SPAN, Call, NamedArg, PaimonSpark, TypedLiteral
+from sql_ext.dialect import END, SPAN, Call, NamedArg, PaimonSpark, TypedLiteral, quote_identifier
 from sql_ext.splice import Edit, Spliced, splice
 
 if TYPE_CHECKING:
@@ -356,7 +356,7 @@ def _identifier_clause(value: str) -> str | None:
         parts.append(quoted.replace("``", "`") if quoted is not None else bare)
         position = match.end()
         if position == len(value):
-            return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
+            return ".".join(quote_identifier(part) for part in parts)
         if value[position] != ".":
             return None
         position += 1
@@ -745,7 +745,7 @@ def _name_text(text: str, identifier: exp.Identifier) -> str:
     written = text[_name_start(identifier) : _name_end(identifier)]
     if identifier.quoted or re.fullmatch(r"\w+", written):
         return written
-    return "`" + identifier.this.replace("`", "``") + "`"
+    return quote_identifier(identifier.this)
 
 
 def _table_edits(text: str, table: exp.Table, replacement: str) -> tuple[list[Edit], bool]:
@@ -826,8 +826,7 @@ def replace_tables(
         start = identifier.meta.get("start")
         if start is None or any(a <= start < b for a, b in replaced):
             continue
-        quoted = "`" + identifier.this.replace("`", "``") + "`"
-        edits.append(Edit(start, _name_end(identifier), quoted))
+        edits.append(Edit(start, _name_end(identifier), quote_identifier(identifier.this)))
     try:
         return splice(text, edits, fragment.pieces if fragment is not None else None)
     except ValueError as e:

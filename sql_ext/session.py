@@ -35,7 +35,7 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
-from sql_ext.dialect import SPAN, PaimonSpark
+from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
 from sql_ext.parse import (
     CallStatement,
@@ -107,10 +107,6 @@ def resolve_warehouse(
     return path
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _view(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
@@ -121,6 +117,11 @@ def _is_target(table: exp.Table) -> bool:
     if isinstance(node.parent, exp.Schema) and node.arg_key == "this":
         node = node.parent
     return node.arg_key == "this" and isinstance(node.parent, (exp.Insert, exp.Create))
+
+
+def _has_paimon_syntax(table: exp.Table) -> bool:
+    """Time travel or a `$` name: whatever it names can only be a Paimon table."""
+    return table.args.get("version") is not None or "$" in table.name
 
 
 def _is_cte(table: exp.Table) -> bool:
@@ -377,7 +378,7 @@ class PaimonSession:
 
     def _is_temp_view(self, name: str) -> bool:
         try:
-            return bool(self.spark.catalog.getTable(_quote(name)).isTemporary)
+            return bool(self.spark.catalog.getTable(quote_identifier(name)).isTemporary)
         except AnalysisException:
             return False
 
@@ -419,7 +420,7 @@ class PaimonSession:
             if not database and self._is_temp_view(name):
                 return None
             if not self._table_exists(resolved, name) and self.spark.catalog.tableExists(
-                ".".join(_quote(p) for p in (database, name) if p)
+                ".".join(quote_identifier(p) for p in (database, name) if p)
             ):
                 return None
         return resolved, name
@@ -475,11 +476,10 @@ class PaimonSession:
                 resolved[key] = self._resolve(table)
             return resolved[key] is not None
 
-        has_paimon_syntax = any(
-            t.args.get("version") is not None or "$" in t.name for t in table_nodes(tree)
-        )
-        tables = [t for t in table_nodes(tree) if isinstance(t.this, exp.Identifier)]
-        if not has_paimon_syntax and not any(plain(t) for t in tables):
+        tables = list(table_nodes(tree))
+        if not any(_has_paimon_syntax(t) for t in tables) and not any(
+            plain(t) for t in tables if isinstance(t.this, exp.Identifier)
+        ):
             return None
         if refusal is not None:
             raise SqlError(refusal)
@@ -551,7 +551,7 @@ class PaimonSession:
         for table in table_nodes(tree):
             if not isinstance(table.this, exp.Identifier) or _is_cte(table):
                 continue
-            if table.args.get("version") is not None or "$" in table.name:
+            if _has_paimon_syntax(table):
                 target: tuple[str, str] | None = (self._paimon_database(table), table.name)
             else:
                 target = self._resolve(table)

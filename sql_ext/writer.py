@@ -16,6 +16,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 from paimon_core.types import DataField, to_arrow_type
+from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
 
@@ -40,14 +41,10 @@ def conform(table: FileStoreTable, df: DataFrame) -> DataFrame:
         raise SqlError(f"Data for {table.identifier} lacks columns {missing}")
     return df.select(
         *[
-            F.col(_quoted(f.name)).cast(to_spark_type(f.type)).alias(f.name)
+            F.col(quote_identifier(f.name)).cast(to_spark_type(f.type)).alias(f.name)
             for f in table.schema.fields
         ]
     )
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def write_dataframe(
