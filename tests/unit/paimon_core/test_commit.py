@@ -14,10 +14,10 @@ from paimon_core import live_files
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.commit_message import CommitMessage
 from paimon_core.exceptions import CommitConflict, InvalidArgument
-from paimon_core.fileio import LocalFileIO
 from paimon_core.rollback import rollback_to_snapshot
 from paimon_core.snapshot import CommitKind
 from paimon_core.table import FileStoreTable
+from tests.unit.paimon_core.helpers import FailingIO
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 
@@ -158,32 +158,8 @@ def test_two_processes_commit_50_times_each(warehouse: str) -> None:
     assert table.latest_snapshot().total_record_count == 100
 
 
-class _FailingIO(LocalFileIO):
-    """Local file I/O that raises at the n-th write step, to simulate a crash or a full disk."""
-
-    WRITES = ("write_bytes", "write_text", "write_no_clobber", "open_output", "overwrite_atomic")
-
-    def __init__(self, fail_at: int | None) -> None:
-        super().__init__()
-        self.fail_at = fail_at
-        self.steps: list[str] = []
-
-    def _step(self, what: str, path: str) -> None:
-        self.steps.append(f"{what} {os.path.basename(path)}")
-        if self.fail_at is not None and len(self.steps) - 1 == self.fail_at:
-            raise OSError(f"injected failure at {what} {path}")
-
-
-for _name in _FailingIO.WRITES:
-
-    def _wrap(name: str) -> Any:
-        def method(self: _FailingIO, path: str, *args: Any, **kw: Any) -> Any:
-            self._step(name, path)
-            return getattr(LocalFileIO, name)(self, path, *args, **kw)
-
-        return method
-
-    setattr(_FailingIO, _name, _wrap(_name))
+# Every file a commit creates, by whichever method; no deletes.
+COMMIT_STEPS = ("write_bytes", "write_text", "write_no_clobber", "open_output", "overwrite_atomic")
 
 
 def _fail_at_each_write_step(
@@ -197,7 +173,7 @@ def _fail_at_each_write_step(
     expected = _keys(table)
     before = _listing(str(base))
 
-    def handle(io: _FailingIO) -> FileStoreTable:
+    def handle(io: FailingIO) -> FileStoreTable:
         return FileStoreTable(io, table.path, table.schema, dynamic_options=dict(options or {}))
 
     def undo() -> None:
@@ -205,13 +181,13 @@ def _fail_at_each_write_step(
             os.remove(base / rel)
         (base / "snapshot" / "LATEST").write_text(str(previous))
 
-    probe = _FailingIO(None)
+    probe = FailingIO(None, COMMIT_STEPS)
     handle(probe).write_arrow(data)
     steps = list(probe.steps)
     assert any(s.startswith(f"write_no_clobber snapshot-{previous + 1}") for s in steps), steps
     undo()  # every injected run starts from the previous snapshot
     for k, step in enumerate(steps):
-        failing = handle(_FailingIO(k))
+        failing = handle(FailingIO(k, COMMIT_STEPS))
         if step.endswith(" LATEST"):
             failing.write_arrow(data)  # published: a lost hint is fine
             assert len(_keys(FileStoreTable.load(table.path))) == len(expected) + data.num_rows

@@ -15,9 +15,9 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.expire import expire_changelogs, expire_snapshots
 from paimon_core.file_deletion import TableFiles, changelog_usage
-from paimon_core.fileio import LocalFileIO
 from paimon_core.snapshot import ChangelogManager, Snapshot, snapshot_to_json
 from paimon_core.table import FileStoreTable
+from tests.unit.paimon_core.helpers import FailingIO
 from tests.unit.paimon_core.test_lifecycle_state_machine import find_orphans
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
@@ -114,26 +114,6 @@ def test_procedure_style_call_decouples_by_the_table_options(warehouse: str) -> 
     assert find_orphans(table, dry_run=True).count == 0
 
 
-class _FailingIO(LocalFileIO):
-    def __init__(self, fail_at: int) -> None:
-        super().__init__()
-        self.fail_at = fail_at
-        self.calls = 0
-
-    def _step(self) -> None:
-        self.calls += 1
-        if self.calls - 1 == self.fail_at:
-            raise OSError(f"injected failure at step {self.fail_at}")
-
-    def delete(self, path: str) -> bool:
-        self._step()
-        return super().delete(path)
-
-    def overwrite_atomic(self, path: str, data: bytes) -> None:
-        self._step()
-        super().overwrite_atomic(path, data)
-
-
 def test_failure_at_each_step_leaves_no_hole(warehouse: str, tmp_path: Any) -> None:
     """Snapshots and changelogs together always cover every id from the earliest changelog
     to the latest snapshot, and each of them can still be read."""
@@ -144,7 +124,7 @@ def test_failure_at_each_step_leaves_no_hole(warehouse: str, tmp_path: Any) -> N
     for fail_at in range(200):
         copy = str(tmp_path / f"run{fail_at}")
         shutil.copytree(table.path, copy)
-        io = _FailingIO(fail_at)
+        io = FailingIO(fail_at, operations=("delete", "overwrite_atomic"))
         failing = FileStoreTable(io, copy, table.schema)
         try:
             expire_snapshots(failing, retain_max=2, retain_min=1)

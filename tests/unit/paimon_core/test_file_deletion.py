@@ -24,6 +24,7 @@ from paimon_core.fileio import LocalFileIO
 from paimon_core.snapshot import Snapshot
 from paimon_core.table import FileStoreTable
 from paimon_core.tag import Tag
+from tests.unit.paimon_core.helpers import keys
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 
@@ -41,10 +42,6 @@ def _batch(ks: list[int], dt: str = "a") -> pa.Table:
 
 def _listing(table: FileStoreTable) -> set[str]:
     return {os.path.join(d, f) for d, _, fs in os.walk(table.path) for f in fs}
-
-
-def _keys(table: FileStoreTable, **options: str) -> list[int]:
-    return sorted(table.copy(options).to_arrow().column("k").to_pylist())
 
 
 def _tag(table: FileStoreTable, name: str, snapshot_id: int) -> None:
@@ -225,7 +222,7 @@ def _history_with_tag(warehouse: str) -> FileStoreTable:
 def test_tag_deletion_frees_only_what_the_tag_kept(warehouse: str) -> None:
     table = _history_with_tag(warehouse)
     expire_snapshots(table, retain_max=1, retain_min=1)
-    assert _keys(table, **{"scan.tag-name": "t2"}) == [1, 2]
+    assert keys(table, **{"scan.tag-name": "t2"}) == [1, 2]
     before = _listing(table)
     latest = files_in_use(table, [table.latest_snapshot()]).all_paths()
     plan = plan_tag_deletion(table, ["t2", "missing"])
@@ -236,7 +233,7 @@ def test_tag_deletion_frees_only_what_the_tag_kept(warehouse: str) -> None:
     after = _listing(table)
     assert after == before - set(plan.files())
     assert after == latest | _metadata(table)
-    assert _keys(table) == [3, 4, 5]
+    assert keys(table) == [3, 4, 5]
 
 
 def test_tag_deletion_keeps_files_the_neighbour_tag_needs(warehouse: str) -> None:
@@ -249,7 +246,7 @@ def test_tag_deletion_keeps_files_the_neighbour_tag_needs(warehouse: str) -> Non
     t2_files = files_in_use(table, [table.tag_manager.get("t2").snapshot]).data_files
     assert set(plan.data_files) == t2_files - t3_files
     plan.apply(table.file_io)
-    assert _keys(table, **{"scan.tag-name": "t3"}) == [2, 3]
+    assert keys(table, **{"scan.tag-name": "t3"}) == [2, 3]
 
 
 def test_tag_of_a_live_snapshot_or_shared_snapshot_deletes_only_the_tag_file(
@@ -283,4 +280,4 @@ def test_level_upgrade_in_the_same_delta_keeps_the_file(warehouse: str) -> None:
     table.write_arrow(_batch([3], "a"))
     result = expire_snapshots(table, retain_max=1, retain_min=1)
     assert result.expired == 2 and result.plan.data_files == ()
-    assert _keys(table) == [1, 2, 3]
+    assert keys(table) == [1, 2, 3]

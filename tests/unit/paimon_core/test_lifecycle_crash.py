@@ -28,6 +28,7 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.expire import expire_snapshots
 from paimon_core.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
+from tests.unit.paimon_core.helpers import FailingIO
 from tests.unit.paimon_core.test_lifecycle_state_machine import (
     PK_SCHEMA,
     Rows,
@@ -40,37 +41,6 @@ from tests.unit.paimon_core.test_lifecycle_state_machine import (
 
 class Crash(BaseException):
     """The process dying: not an ``Exception``, so no handler of the code under test sees it."""
-
-
-class FailingIO(LocalFileIO):
-    """Local disk that fails the ``fail_at``-th (0-based) write or delete with ``error``."""
-
-    def __init__(self, fail_at: int, error: type[BaseException]) -> None:
-        super().__init__()
-        self.fail_at = fail_at
-        self.error = error
-        self.calls = 0
-
-    def _step(self, path: str) -> None:
-        self.calls += 1
-        if self.calls - 1 == self.fail_at:
-            raise self.error(f"injected failure at step {self.fail_at}: {path}")
-
-    def delete(self, path: str) -> bool:
-        self._step(path)
-        return super().delete(path)
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        self._step(path)
-        super().write_bytes(path, data)
-
-    def overwrite_atomic(self, path: str, data: bytes) -> None:
-        self._step(path)
-        super().overwrite_atomic(path, data)
-
-    def write_no_clobber(self, path: str, data: bytes) -> bool:
-        self._step(path)
-        return super().write_no_clobber(path, data)
 
 
 def _batch(*rows: tuple[int, str]) -> pa.Table:
@@ -170,7 +140,7 @@ def test_a_failure_at_any_step_leaves_every_snapshot_and_tag_readable(
 
     reference = str(tmp_path / "reference")
     shutil.copytree(origin, reference)
-    counting = FailingIO(-1, error)
+    counting = FailingIO(None, error=error)
     run(_with_io(reference, counting))
     steps = counting.calls
     assert steps >= 3
@@ -185,7 +155,7 @@ def test_a_failure_at_any_step_leaves_every_snapshot_and_tag_readable(
         path = str(tmp_path / f"run{fail_at}")
         shutil.copytree(origin, path)
         try:
-            run(_with_io(path, FailingIO(fail_at, error)))
+            run(_with_io(path, FailingIO(fail_at, error=error)))
         except (Crash, OSError):
             raised += 1
         _check_remaining(path, by_id, tags, verified, exact_hints=False)
@@ -239,7 +209,7 @@ def test_rollback_dying_right_after_restoring_a_snapshot_keeps_it_the_earliest(
     path = _history(str(tmp_path / "wh")).path
     restore_step = 1  # EARLIEST is written first (step 0), then snapshot-2 (step 1)
     try:
-        rb.rollback_to_tag(_with_io(path, FailingIO(restore_step + 1, Crash)), "t2")
+        rb.rollback_to_tag(_with_io(path, FailingIO(restore_step + 1, error=Crash)), "t2")
     except Crash:
         pass
     table = FileStoreTable.load(path)

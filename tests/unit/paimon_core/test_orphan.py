@@ -19,6 +19,7 @@ from paimon_core.orphan import remove_orphan_files
 from paimon_core.snapshot import SnapshotManager
 from paimon_core.table import FileStoreTable
 from paimon_core.tag import Tag
+from tests.unit.paimon_core.helpers import keys
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 DAYS_AGO = time.time() - 3 * 86_400
@@ -55,10 +56,6 @@ def _put(root: str, rel: str, old: bool = True) -> str:
     return rel
 
 
-def _keys(table: FileStoreTable, **options: str) -> list[int]:
-    return sorted(table.copy(options).to_arrow().column("k").to_pylist())
-
-
 def test_old_unreferenced_files_go_and_everything_else_stays(warehouse: str) -> None:
     table = _table(warehouse, primary_keys=["k", "dt"])  # dynamic bucket: index files too
     table.write_arrow(_batch([1, 2], "a"))
@@ -93,8 +90,8 @@ def test_old_unreferenced_files_go_and_everything_else_stays(warehouse: str) -> 
     result = remove_orphan_files(table)
     assert result == dry
     assert _listing(root) == live | kept
-    assert _keys(table) == [1, 2, 3]
-    assert _keys(table, **{"scan.tag-name": "t1"}) == [1, 2]
+    assert keys(table) == [1, 2, 3]
+    assert keys(table, **{"scan.tag-name": "t1"}) == [1, 2]
     assert remove_orphan_files(table).count == 0
     # A tag that cannot be read might reference anything: refuse rather than guess.
     _put(root, "tag/tag-broken")
@@ -134,8 +131,8 @@ def test_files_kept_by_tags_and_branches_are_not_orphans(warehouse: str) -> None
     branch_snapshot = SnapshotManager(table.file_io, root, "b").snapshot(1)
     branch_files = files_in_use(table, [branch_snapshot]).all_paths()
     assert branch_files and {os.path.relpath(p, root) for p in branch_files} <= _listing(root)
-    assert _keys(table, **{"scan.tag-name": "t2"}) == [1, 2]
-    assert _keys(table) == [3, 4]
+    assert keys(table, **{"scan.tag-name": "t2"}) == [1, 2]
+    assert keys(table) == [3, 4]
 
 
 def test_threshold_must_be_in_the_past(warehouse: str) -> None:
@@ -176,7 +173,7 @@ def test_leftovers_of_a_crashed_expiry_are_orphans(
     # entry: the overwritten data file waits until manifest merging drops that entry.
     assert set(result.paths) == set(plan.manifest_lists) and len(result.paths) == 6
     assert len(plan.data_files) == 1 and os.path.exists(plan.data_files[0])
-    assert _keys(table) == [3, 4, 5]
+    assert keys(table) == [3, 4, 5]
 
 
 def test_emptied_partition_directories_are_removed(warehouse: str) -> None:

@@ -16,10 +16,10 @@ from paimon_core import rollback as rb
 from paimon_core import tag_management as tm
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, InvalidTagName, SnapshotNotFound, TagNotFound
-from paimon_core.fileio import LocalFileIO
 from paimon_core.snapshot import snapshot_to_json
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_read, rows
+from tests.unit.paimon_core.helpers import FailingIO, file_state, keys
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -38,22 +38,8 @@ def _batch(*ks: int) -> pa.Table:
     return pa.table({"k": list(ks), "v": [f"v{k}" for k in ks]}, schema=SCHEMA)
 
 
-def _keys(table: FileStoreTable, **options: str) -> list[int]:
-    return sorted(table.copy(options).to_arrow().column("k").to_pylist())
-
-
-def _state(root: str) -> dict[str, bytes]:
-    out = {}
-    for directory, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(directory, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root)] = f.read()
-    return out
-
-
 def _data_files(root: str) -> set[str]:
-    return {p for p in _state(root) if p.endswith(".parquet")}
+    return {p for p in file_state(root) if p.endswith(".parquet")}
 
 
 def _history(warehouse: str) -> FileStoreTable:
@@ -95,8 +81,8 @@ def test_rollback_to_snapshot_removes_newer_snapshots_tags_and_their_files(
     assert manager.list_snapshot_ids() == [1, 2]
     assert table.file_io.read_text(manager.latest_hint_path) == "2"
     assert list(tm.list_tags(table)) == ["t1", "t2"]
-    assert _keys(table) == [1, 2]
-    assert _keys(table, **{"scan.tag-name": "t1"}) == [1]
+    assert keys(table) == [1, 2]
+    assert keys(table, **{"scan.tag-name": "t1"}) == [1]
     after = _data_files(warehouse)
     gone = before - after
     assert len(gone) == 2 and len(after) == 2  # the files of k=3 and k=4
@@ -108,14 +94,14 @@ def test_rollback_to_snapshot_removes_newer_snapshots_tags_and_their_files(
     assert not any(os.path.exists(p) for p in (*deleted.manifest_lists, *deleted.manifests))
     # A new commit continues from snapshot 3 again.
     assert table.write_arrow(_batch(5)) == 3
-    assert _keys(table) == [1, 2, 5]
+    assert keys(table) == [1, 2, 5]
 
 
 def test_dry_run_changes_nothing_and_lists_the_plan_in_order(warehouse: str) -> None:
     table = _history(warehouse)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     result = rb.rollback(table, "2", dry_run=True)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     assert result.dry_run and result.snapshot_id == 2
     plan = result.plan
     names = [p.rsplit("/", 1)[-1] for p in plan.files()]
@@ -163,9 +149,9 @@ def test_rollback_to_tag_of_an_expired_snapshot_restores_it(warehouse: str) -> N
     assert table.file_io.read_text(manager.earliest_hint_path) == "1"
     assert table.file_io.read_text(manager.latest_hint_path) == "1"
     assert list(tm.list_tags(table)) == ["t1"]
-    assert _keys(table) == [1]
+    assert keys(table) == [1]
     assert table.write_arrow(_batch(9)) == 2
-    assert _keys(table) == [1, 9]
+    assert keys(table) == [1, 9]
 
 
 def test_rollback_to_an_expired_snapshot_id_uses_its_tag(warehouse: str) -> None:
@@ -175,7 +161,7 @@ def test_rollback_to_an_expired_snapshot_id_uses_its_tag(warehouse: str) -> None
     result = rb.rollback_to_snapshot(table, 1)
     assert result.snapshot_id == 1 and result.plan.restore_path is not None
     assert table.snapshot_manager.list_snapshot_ids() == [1]
-    assert _keys(table) == [1]
+    assert keys(table) == [1]
 
 
 def test_rollback_to_timestamp(warehouse: str, commit_at: types.SimpleNamespace) -> None:
@@ -183,13 +169,13 @@ def test_rollback_to_timestamp(warehouse: str, commit_at: types.SimpleNamespace)
     for k, ms in ((1, 1_000), (2, 2_000), (3, 3_000)):
         commit_at.millis = ms
         table.write_arrow(_batch(k))
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(SnapshotNotFound, match=r"^Can not find snapshot earlier than 999$"):
         rb.rollback_to_timestamp(table, 999)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     assert rb.rollback_to_timestamp(table, 2_999).snapshot_id == 2
     assert rb.rollback_to_timestamp(table, 1_000).snapshot_id == 1
-    assert _keys(table) == [1]
+    assert keys(table) == [1]
 
 
 def test_version_strings_and_numeric_tags(warehouse: str) -> None:
@@ -201,7 +187,7 @@ def test_version_strings_and_numeric_tags(warehouse: str) -> None:
     assert rb.rollback_to_tag(table, "1").snapshot_id == 3
     assert rb.rollback(table, 2).snapshot_id == 2
     assert list(tm.list_tags(table)) == ["t1", "t2"]
-    assert _keys(table) == [1, 2]
+    assert keys(table) == [1, 2]
 
 
 def test_errors_change_nothing(warehouse: str, tmp_path: Any) -> None:
@@ -210,7 +196,7 @@ def test_errors_change_nothing(warehouse: str, tmp_path: Any) -> None:
     with pytest.raises(SnapshotNotFound, match=r"^Latest snapshot is null, can not rollback\.$"):
         rb.rollback_to_snapshot(_table(empty), 1)
     table = _history(warehouse)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(SnapshotNotFound, match=r"^Rollback snapshot '9' doesn't exist\.$"):
         rb.rollback_to_snapshot(table, 9)
     with pytest.raises(TagNotFound, match=r"^Tag 'nope' doesn't exist\.$"):
@@ -219,7 +205,7 @@ def test_errors_change_nothing(warehouse: str, tmp_path: Any) -> None:
         rb.rollback(table, "  ")
     with pytest.raises(InvalidTagName):
         rb.rollback_to_tag(table, "../snapshot/snapshot-1")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 def test_files_shared_with_a_branch_are_kept(warehouse: str) -> None:
@@ -239,44 +225,14 @@ def test_files_shared_with_a_branch_are_kept(warehouse: str) -> None:
     assert rows(branch, ["k"]) == [(3,), (4,)]
 
 
-class _FailingIO(LocalFileIO):
-    """Raises on the ``fail_at``-th write or delete (0-based)."""
-
-    def __init__(self, fail_at: int) -> None:
-        super().__init__()
-        self.fail_at = fail_at
-        self.calls = 0
-
-    def _step(self) -> None:
-        self.calls += 1
-        if self.calls - 1 == self.fail_at:
-            raise OSError(f"injected failure at step {self.fail_at}")
-
-    def delete(self, path: str) -> bool:
-        self._step()
-        return super().delete(path)
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        self._step()
-        super().write_bytes(path, data)
-
-    def overwrite_atomic(self, path: str, data: bytes) -> None:
-        self._step()
-        super().overwrite_atomic(path, data)
-
-    def write_no_clobber(self, path: str, data: bytes) -> bool:
-        self._step()
-        return super().write_no_clobber(path, data)
-
-
 def _check_readable(warehouse: str) -> None:
     table = _load(warehouse)
     for sid in table.snapshot_manager.list_snapshot_ids():
-        assert _keys(table, **{"scan.snapshot-id": str(sid)}) == EXPECTED[sid]
+        assert keys(table, **{"scan.snapshot-id": str(sid)}) == EXPECTED[sid]
     for name, tag in table.tag_manager.list_tags().items():
-        assert _keys(table, **{"scan.tag-name": name}) == EXPECTED[tag.snapshot_id]
+        assert keys(table, **{"scan.tag-name": name}) == EXPECTED[tag.snapshot_id]
     latest = table.snapshot_manager.latest_snapshot_id()
-    assert latest is not None and _keys(table) == EXPECTED[latest]
+    assert latest is not None and keys(table) == EXPECTED[latest]
 
 
 @pytest.mark.parametrize("expired", [False, True])
@@ -295,7 +251,7 @@ def test_a_failure_at_any_step_leaves_everything_readable(
         warehouse = str(tmp_path / f"wh{fail_at}")
         shutil.copytree(origin, warehouse)
         good = _load(warehouse)
-        io = _FailingIO(fail_at)
+        io = FailingIO(fail_at)
         failing = FileStoreTable(io, good.path, good.schema, good.identifier)
         try:
             rb.rollback_to_tag(failing, "t2")
@@ -326,7 +282,7 @@ def test_pypaimon_reads_our_rollback_and_we_roll_back_to_its_tag(warehouse: str)
     theirs.create_tag("py", snapshot_id=3)
     table.write_arrow(_batch(8))
     assert rb.rollback_to_tag(table, "py").snapshot_id == 3
-    assert _keys(table) == [1, 2, 7]
+    assert keys(table) == [1, 2, 7]
     assert rows(pypaimon_read(warehouse, "db.t"), ["k"]) == [(1,), (2,), (7,)]
 
 
@@ -350,4 +306,4 @@ def test_java_reads_our_rolled_back_table_and_agrees_with_its_own_rollback(
     # Java 0.9 (like 1.0/1.1) deletes the data files only the removed snapshots used, as we do.
     assert _data_files(ours) == _data_files(java)
     hint = os.path.join("db.db", "t", "snapshot", "LATEST")
-    assert _state(ours)[hint] == _state(java)[hint] == b"2"
+    assert file_state(ours)[hint] == file_state(java)[hint] == b"2"

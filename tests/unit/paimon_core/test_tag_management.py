@@ -26,6 +26,7 @@ from paimon_core.exceptions import (
 from paimon_core.snapshot import snapshot_to_json
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_read, rows
+from tests.unit.paimon_core.helpers import file_state, keys
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 NOW = datetime(2024, 5, 6, 7, 8, 9, 123456)
@@ -42,20 +43,6 @@ def _write(table: FileStoreTable, *ks: int) -> int:
     snapshot_id = table.write_arrow(data)
     assert snapshot_id is not None
     return snapshot_id
-
-
-def _keys(table: FileStoreTable, **options: str) -> list[int]:
-    return sorted(table.copy(options).to_arrow().column("k").to_pylist())
-
-
-def _state(root: str) -> dict[str, bytes]:
-    out = {}
-    for directory, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(directory, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root)] = f.read()
-    return out
 
 
 def _tag_json(table: FileStoreTable, name: str) -> dict[str, Any]:
@@ -82,26 +69,26 @@ def commit_at(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
 def test_invalid_tag_names_are_rejected_and_nothing_is_written(warehouse: str, name: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(InvalidTagName) as err:
         tm.create_tag(table, name)
     assert "\n" not in str(err.value)
     with pytest.raises(InvalidTagName):
         tm.delete_tags(table, [name] if name.strip() else name)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 @pytest.mark.parametrize("name", ["20240101", "123", "007"])
 def test_purely_numeric_names_cannot_be_created_but_stay_usable(warehouse: str, name: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(InvalidTagName, match="purely numeric"):
         tm.create_tag(table, name)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     tm.create_tag(table, name, allow_numeric=True)  # as automatic tags and other writers do
     assert list(tm.list_tags(table)) == [name]
-    assert _keys(table, **{"scan.tag-name": name}) == [1]
+    assert keys(table, **{"scan.tag-name": name}) == [1]
     with pytest.raises(InvalidTagName, match="purely numeric"):
         tm.rename_tag(table, name, "42")
     tm.rename_tag(table, name, "named")
@@ -116,7 +103,7 @@ def test_valid_tag_names(warehouse: str, name: str) -> None:
     tm.validate_tag_name(name)
     tm.create_tag(table, name)
     assert list(tm.list_tags(table)) == [name]
-    assert _keys(table, **{"scan.tag-name": name}) == [1]
+    assert keys(table, **{"scan.tag-name": name}) == [1]
 
 
 @pytest.mark.parametrize(
@@ -135,7 +122,7 @@ def test_new_names_without_surrounding_whitespace_and_short_enough(
     table = _table(warehouse)
     _write(table, 1)
     tm.create_tag(table, "old")
-    before = _state(warehouse)
+    before = file_state(warehouse)
     for create in (
         lambda: tm.create_tag(table, name),
         lambda: tm.create_tag(table, name, allow_numeric=True),
@@ -145,7 +132,7 @@ def test_new_names_without_surrounding_whitespace_and_short_enough(
         with pytest.raises(InvalidTagName, match=message) as err:
             create()
         assert "\n" not in str(err.value)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 def test_longest_new_names_work_end_to_end(warehouse: str) -> None:
@@ -154,7 +141,7 @@ def test_longest_new_names_work_end_to_end(warehouse: str) -> None:
     for name in ("x" * 200, "ü" * 100):
         tm.create_tag(table, name)
         tm.replace_tag(table, name, time_retained="1 d")  # the atomic rewrite's temp name fits
-        assert _keys(table, **{"scan.tag-name": name}) == [1]
+        assert keys(table, **{"scan.tag-name": name}) == [1]
     tm.delete_tags(table, ["x" * 200, "ü" * 100])
     assert tm.list_tags(table) == {}
 
@@ -181,7 +168,7 @@ def test_create_tag_on_latest_is_the_exact_snapshot_json(warehouse: str) -> None
     assert table.file_io.read_text(table.tag_manager.tag_path("first")) == snapshot_to_json(
         manager.snapshot(1)
     )
-    assert _keys(table, **{"scan.tag-name": "first"}) == [1]
+    assert keys(table, **{"scan.tag-name": "first"}) == [1]
 
 
 def test_create_tag_with_retention_writes_create_time_and_duration(warehouse: str) -> None:
@@ -214,13 +201,13 @@ def test_default_time_retained_applies_unless_disabled(warehouse: str) -> None:
 
 def test_create_tag_errors_change_nothing(warehouse: str) -> None:
     table = _table(warehouse)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(SnapshotNotFound, match="latest snapshot doesn't exist"):
         tm.create_tag(table, "t")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     _write(table, 1)
     tm.create_tag(table, "t", time_retained="1 h", now=NOW)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(SnapshotNotFound, match=r"given snapshot #7 doesn't exist"):
         tm.create_tag(table, "x", snapshot_id=7)
     with pytest.raises(TagAlreadyExists, match=r"^Tag 't' already exists\.$"):
@@ -229,7 +216,7 @@ def test_create_tag_errors_change_nothing(warehouse: str) -> None:
         tm.create_tag(table, "x", time_retained="1 parsec")
     existing = tm.create_tag(table, "t", ignore_if_exists=True)
     assert existing.tag_create_time == NOW
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 def test_tag_an_expired_snapshot_that_another_tag_still_holds(warehouse: str) -> None:
@@ -242,7 +229,7 @@ def test_tag_an_expired_snapshot_that_another_tag_still_holds(warehouse: str) ->
     tag = tm.create_tag(table, "again", snapshot_id=1)
     assert tag.snapshot_id == 1 and tag.tag_time_retained is None
     assert "tagCreateTime" not in _tag_json(table, "again")
-    assert _keys(table, **{"scan.tag-name": "again"}) == [1]
+    assert keys(table, **{"scan.tag-name": "again"}) == [1]
 
 
 def test_create_tag_from_timestamp(warehouse: str, commit_at: types.SimpleNamespace) -> None:
@@ -253,16 +240,16 @@ def test_create_tag_from_timestamp(warehouse: str, commit_at: types.SimpleNamesp
     assert tm.create_tag_from_timestamp(table, "a", 1_500).snapshot_id == 2
     assert tm.create_tag_from_timestamp(table, "b", 2_000).snapshot_id == 2
     assert tm.create_tag_from_timestamp(table, "c", 0).snapshot_id == 1
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(SnapshotNotFound, match="commit-time later than 3001"):
         tm.create_tag_from_timestamp(table, "d", 3_001)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     # Once snapshot 1 has expired, its tag is still found and preferred when older.
     table.snapshot_manager.delete_snapshot(1)
     table.snapshot_manager.write_earliest_hint(2)
     assert tm.create_tag_from_timestamp(table, "e", 500).snapshot_id == 1
     assert tm.create_tag_from_timestamp(table, "f", 1_001).snapshot_id == 2
-    assert _keys(table, **{"scan.tag-name": "e"}) == [1]
+    assert keys(table, **{"scan.tag-name": "e"}) == [1]
 
 
 # ------------------------------------------------------------------ replace / rename
@@ -278,15 +265,15 @@ def test_replace_tag_moves_it_and_drops_the_retention(warehouse: str) -> None:
     assert "tagTimeRetained" not in _tag_json(table, "t")
     tag = tm.replace_tag(table, "t", snapshot_id=1, time_retained="3 h", now=NOW)
     assert (tag.snapshot_id, tag.tag_time_retained) == (1, timedelta(hours=3))
-    assert _keys(table, **{"scan.tag-name": "t"}) == [1]
-    before = _state(warehouse)
+    assert keys(table, **{"scan.tag-name": "t"}) == [1]
+    before = file_state(warehouse)
     with pytest.raises(TagNotFound, match=r"^Tag 'nope' doesn't exist\.$"):
         tm.replace_tag(table, "nope")
     with pytest.raises(SnapshotNotFound):
         tm.replace_tag(table, "t", snapshot_id=9)
     with pytest.raises(InvalidTagName):
         tm.replace_tag(table, "")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 class _Crash(BaseException):
@@ -340,7 +327,7 @@ def test_crash_at_each_step_of_replace_tag_leaves_a_readable_tag(
         held = tags["x"].snapshot_id
         outcomes.add(held)
         assert (held, tags["x"].tag_time_retained) in ((1, timedelta(days=7)), (2, None))
-        assert _keys(table, **{"scan.tag-name": "x"}) == list(range(1, held + 1))
+        assert keys(table, **{"scan.tag-name": "x"}) == list(range(1, held + 1))
         assert [n for n in os.listdir(table.tag_manager.tag_dir) if not n.startswith(".")] == [
             "tag-x"
         ]
@@ -360,7 +347,7 @@ def test_rename_tag_keeps_the_bytes(warehouse: str) -> None:
     tm.rename_tag(table, "old", "new")
     assert list(tm.list_tags(table)) == ["new", "other"]
     assert table.file_io.read_bytes(table.tag_manager.tag_path("new")) == data
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(TagNotFound):
         tm.rename_tag(table, "old", "x")
     with pytest.raises(TagAlreadyExists, match=r"^Tag 'other' already exists\.$"):
@@ -373,7 +360,7 @@ def test_rename_tag_keeps_the_bytes(warehouse: str) -> None:
         tm.rename_tag(table, "new", "")
     with pytest.raises(InvalidTagName):
         tm.rename_tag(table, "new", "../x")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
 
 
 # -------------------------------------------------------------------------- delete
@@ -384,9 +371,9 @@ def test_delete_tags_comma_list_missing_ignored_and_dry_run(warehouse: str) -> N
     _write(table, 1)
     for name in ("a", "b", "c"):
         tm.create_tag(table, name)
-    before = _state(warehouse)
+    before = file_state(warehouse)
     plan = tm.delete_tags(table, "a, b,missing", dry_run=True)
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     assert [p.rsplit("/", 1)[-1] for p in plan.tag_files] == ["tag-a", "tag-b"]
     assert not plan.data_files  # snapshot 1 still exists: only the tag files go
     tm.delete_tags(table, "a, b,missing")
@@ -395,27 +382,27 @@ def test_delete_tags_comma_list_missing_ignored_and_dry_run(warehouse: str) -> N
     assert tm.list_tags(table) == {}
     with pytest.raises(InvalidTagName):
         tm.delete_tags(table, "x,,y")
-    assert _keys(table) == [1]
+    assert keys(table) == [1]
 
 
 def test_delete_tag_of_expired_snapshot_removes_the_files_only_it_kept(warehouse: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
     tm.create_tag(table, "t1")
-    old_files = {p for p in _state(warehouse) if p.endswith(".parquet")}
+    old_files = {p for p in file_state(warehouse) if p.endswith(".parquet")}
     table.write_arrow(pa.table({"k": [2], "v": ["v2"]}, schema=SCHEMA), overwrite=True)
     _write(table, 3)
     table.snapshot_manager.delete_snapshot(1)
     table.snapshot_manager.write_earliest_hint(2)
-    assert _keys(table, **{"scan.tag-name": "t1"}) == [1]
+    assert keys(table, **{"scan.tag-name": "t1"}) == [1]
     plan = tm.delete_tags(table, "t1")
-    remaining = set(_state(warehouse))
+    remaining = set(file_state(warehouse))
     assert old_files and not old_files & remaining
     assert {f.rsplit("/", 1)[-1] for f in plan.data_files} == {
         p.rsplit("/", 1)[-1] for p in old_files
     }
-    assert _keys(table) == [2, 3]
-    assert _keys(table, **{"scan.snapshot-id": "2"}) == [2]
+    assert keys(table) == [2, 3]
+    assert keys(table, **{"scan.snapshot-id": "2"}) == [2]
 
 
 # ---------------------------------------------------------------------- list/expire
@@ -446,12 +433,12 @@ def test_expire_tags_by_retention_and_older_than(warehouse: str) -> None:
     os.utime(plain, (mtime, mtime))
     none = tm.expire_tags(table, now=NOW + timedelta(minutes=59))
     assert none.names == () and none.plan.is_empty
-    before = _state(warehouse)
+    before = file_state(warehouse)
     dry = tm.expire_tags(table, now=NOW + timedelta(hours=2), dry_run=True)
     assert dry.names == ("short",)
     assert dry.plan.tag_files == (table.tag_manager.tag_path("short"),)
     assert str(dry).startswith("expired tags: short\nDeletionPlan(1 tag files)")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     assert tm.expire_tags(table, now=NOW + timedelta(hours=2)) == dry
     assert list(tm.list_tags(table)) == ["long", "plain"]
     # older_than: tags created before it go; a tag without create time uses its file's mtime.
@@ -469,10 +456,10 @@ def test_auto_tag_name_conflict_while_auto_creation_is_on(warehouse: str) -> Non
     _write(table, 1)
     auto = list(tm.list_tags(table))
     assert len(auto) == 1  # the first snapshot gets the previous day's tag
-    before = _state(warehouse)
+    before = file_state(warehouse)
     with pytest.raises(InvalidArgument, match=r"Snapshot 1 is already auto-tagged with \["):
         tm.create_tag(table, "2000-01-01")
-    assert _state(warehouse) == before
+    assert file_state(warehouse) == before
     tm.create_tag(table, "manual")
     tm.replace_tag(table, auto[0])  # in place: not a conflict with itself
     assert sorted(tm.list_tags(table)) == sorted([*auto, "manual"])
@@ -503,7 +490,7 @@ def test_pypaimon_reads_our_tags_and_we_read_theirs(warehouse: str) -> None:
     tags = tm.list_tags(table)
     assert list(tags) == ["plain", "py1", "py2", "ttl"]
     assert tags["py2"].tag_time_retained == timedelta(hours=5) and tags["py2"].snapshot_id == 2
-    assert _keys(table, **{"scan.tag-name": "py1"}) == [1, 2]
+    assert keys(table, **{"scan.tag-name": "py1"}) == [1, 2]
     tm.rename_tag(table, "py1", "ours")
     tm.delete_tags(table, "py2")
     assert rows(pypaimon_read(warehouse, "db.t", {"scan.tag-name": "ours"}), ["k"]) == [(1,), (2,)]
@@ -521,4 +508,4 @@ def test_java_reads_our_tags(warehouse: str, oracle: Any) -> None:
     assert sorted(r["k"] for r in oracle("read", warehouse, "db.t", "--tag", "ttl")) == [1, 2, 3]
     oracle("create-tag", warehouse, "db.t", "java", "--snapshot", "1")
     assert list(tm.list_tags(table)) == ["java", "plain", "ttl"]
-    assert _keys(table, **{"scan.tag-name": "java"}) == [1, 2]
+    assert keys(table, **{"scan.tag-name": "java"}) == [1, 2]
