@@ -7,6 +7,9 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import pyarrow as pa
+
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
 
@@ -15,6 +18,21 @@ DELETES = ("delete",)
 DEFAULT_OPERATIONS = (*WRITES, *DELETES)
 # Every method FailingIO can count; the ones not in ``operations`` only delegate.
 _WRAPPABLE = (*WRITES, "write_text", "open_output", *DELETES)
+
+
+KVD_SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
+
+
+def kvd_table(warehouse: str, **kw: Any) -> FileStoreTable:
+    """``db.t`` (k, v, dt), partitioned by ``dt`` unless ``partition_keys`` says otherwise."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    kw.setdefault("partition_keys", ["dt"])
+    return catalog.create_table("db.t", KVD_SCHEMA, **kw)
+
+
+def kvd_batch(ks: list[int], dt: str = "a") -> pa.Table:
+    return pa.table({"k": ks, "v": [f"v{k}" for k in ks], "dt": [dt] * len(ks)}, schema=KVD_SCHEMA)
 
 
 def keys(table: FileStoreTable, **options: str) -> list[int]:

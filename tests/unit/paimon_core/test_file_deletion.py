@@ -6,10 +6,8 @@ import dataclasses
 import os
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
-from paimon_core.catalog import FileSystemCatalog
 from paimon_core.commit_message import CommitMessage
 from paimon_core.expire import expire_snapshots
 from paimon_core.file_deletion import (
@@ -24,20 +22,13 @@ from paimon_core.fileio import LocalFileIO
 from paimon_core.snapshot import Snapshot
 from paimon_core.table import FileStoreTable
 from paimon_core.tag import Tag
-from tests.unit.paimon_core.helpers import keys
+from tests.unit.paimon_core.helpers import KVD_SCHEMA, keys, kvd_batch, kvd_table
 
-SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
-
-
-def _table(warehouse: str, **kw: Any) -> FileStoreTable:
-    catalog = FileSystemCatalog(warehouse)
-    catalog.create_database("db", ignore_if_exists=True)
-    kw.setdefault("partition_keys", ["dt"])
-    return catalog.create_table("db.t", SCHEMA, **kw)
+SCHEMA = KVD_SCHEMA
 
 
-def _batch(ks: list[int], dt: str = "a") -> pa.Table:
-    return pa.table({"k": ks, "v": [f"v{k}" for k in ks], "dt": [dt] * len(ks)}, schema=SCHEMA)
+_table = kvd_table
+_batch = kvd_batch
 
 
 def _listing(table: FileStoreTable) -> set[str]:

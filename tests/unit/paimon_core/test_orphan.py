@@ -5,35 +5,24 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from typing import Any
 
-import pyarrow as pa
 import pytest
 
-from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.expire import expire_snapshots
 from paimon_core.file_deletion import files_in_use
 from paimon_core.fileio import LocalFileIO
 from paimon_core.orphan import remove_orphan_files
 from paimon_core.snapshot import SnapshotManager
-from paimon_core.table import FileStoreTable
 from paimon_core.tag import Tag
-from tests.unit.paimon_core.helpers import keys
+from tests.unit.paimon_core.helpers import KVD_SCHEMA, keys, kvd_batch, kvd_table
 
-SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
+SCHEMA = KVD_SCHEMA
 DAYS_AGO = time.time() - 3 * 86_400
 
 
-def _table(warehouse: str, **kw: Any) -> FileStoreTable:
-    catalog = FileSystemCatalog(warehouse)
-    catalog.create_database("db", ignore_if_exists=True)
-    kw.setdefault("partition_keys", ["dt"])
-    return catalog.create_table("db.t", SCHEMA, **kw)
-
-
-def _batch(ks: list[int], dt: str = "a") -> pa.Table:
-    return pa.table({"k": ks, "v": [f"v{k}" for k in ks], "dt": [dt] * len(ks)}, schema=SCHEMA)
+_table = kvd_table
+_batch = kvd_batch
 
 
 def _listing(root: str) -> set[str]:
