@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from paimon_core.arrow_sort import sort_indices_nulls_first
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.paths import bucket_dir_name, partition_path
 from paimon_core.types import to_arrow_type
@@ -157,7 +158,7 @@ class TableRead:
         order = [(k, "ascending") for k in keys]
         order += [(by_id[i].name, "ascending") for i in self.sequence_ids]
         order.append((SEQUENCE_NUMBER, "ascending"))
-        data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
+        data = data.take(sort_indices_nulls_first(data, order))
         n = data.num_rows
         last = np.zeros(n, dtype=bool)
         last[-1] = True

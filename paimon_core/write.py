@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from paimon_core.arrow_sort import sort_indices_nulls_first
 from paimon_core.binary_row import serialize_row
 from paimon_core.bucket import assign_buckets, hash_keys
 from paimon_core.commit_message import CommitMessage
@@ -478,7 +479,7 @@ class TableWrite:
         order += [(k, "ascending") for k in self.sequence_fields]
         work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
         order.append((SEQUENCE_NUMBER, "ascending"))
-        work = work.take(pc.sort_indices(work, sort_keys=order, null_placement="at_start"))
+        work = work.take(sort_indices_nulls_first(work, order))
         n = work.num_rows
         if n > 1:
             boundary = np.zeros(n - 1, dtype=bool)

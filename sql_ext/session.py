@@ -325,8 +325,11 @@ class PaimonSession:
         return self._unsupported_on_paimon(tree, text)
 
     def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
+        """Run `text` on Spark; its errors are raised (restated in the user's terms), never
+        also logged, since the caller or the shell reports each error once."""
         try:
-            return self.spark.sql(text)
+            with _quiet_query_logs():
+                return self.spark.sql(text)
         except PySparkException as e:
             if rewrite is not None:
                 rewrite.restore(e)

@@ -23,7 +23,7 @@ from paimon_core.schema import AddColumn
 from paimon_core.types import INT
 from procedures import ProcedureError
 from sql_ext import views
-from sql_ext.errors import SqlError, first_line
+from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, first_line
 from sql_ext.parse import SqlParseError
 from sql_ext.session import PaimonSession, resolve_warehouse
 from sql_ext.system_tables import SYSTEM_TABLES, spark_schema
@@ -482,3 +482,41 @@ def test_tag_ddl_through_the_session(session: PaimonSession, core_table: FileSys
     assert len(rows(session, "SELECT * FROM t VERSION AS OF 'tag-1'")) == 2
     session.sql("ALTER TABLE t DELETE TAG `newest,tag-1`")
     assert rows(session, "SHOW TAGS t") == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SHOW CREATE TABLE db.t",
+        "SELECT * FROM db.no_such_table",
+        "SELEC 1",
+        "SELECT nope FROM db.t",
+    ],
+)
+def test_handled_errors_leave_no_query_context_log(
+    session: PaimonSession, core_table: FileSystemCatalog, statement: str
+) -> None:
+    """PySpark logs each failed query as a multi-kilobyte JSON record; the session raises the
+    error itself (one line), so users of the Python API must not see that record too."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    records: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Collect()
+    loggers = [PySparkLogger.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        with pytest.raises((PaimonError, PySparkException, SqlParseError)):
+            session.sql(statement).collect()
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert records == []
+    assert all(logger.level != logging.CRITICAL for logger in loggers)
