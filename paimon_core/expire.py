@@ -43,6 +43,7 @@ from paimon_core.exceptions import InvalidArgument
 from paimon_core.file_deletion import (
     DeletionPlan,
     TableFiles,
+    TagGuard,
     plan_changelog_expiry,
     plan_expiry,
 )
@@ -207,11 +208,13 @@ def _expire_until(
     window = [s for s in (manager.try_snapshot(i, fresh=True) for i in ids) if s]
     if not window or window[-1].snapshot_id != end:
         return ExpireResult(0, DeletionPlan())  # end is gone: another process expired it
-    plan = plan_expiry(table, window, TableFiles(table), changelog_decoupled=decoupled)
+    files = TableFiles(table)
+    guard = TagGuard(table, files)
+    plan = plan_expiry(table, window, files, changelog_decoupled=decoupled)
     expired = len(plan.snapshot_files)
     if not dry_run:
         try:
-            plan.apply(table.file_io)
+            plan.apply(table.file_io, guard)
         finally:
             forget = getattr(manager, "_forget", None)
             if forget is not None:  # drop the cached JSON of deleted snapshots
@@ -291,11 +294,12 @@ def expire_changelogs(
     if not window or window[-1].snapshot_id != end:
         logger.error("Changelog %d is gone; changelog expiry skipped", end)
         return ExpireResult(0, DeletionPlan())
+    guard = TagGuard(table)
     plan = plan_changelog_expiry(
         table, earliest_changelog, window[:-1], window[-1], snapshots.earliest_snapshot()
     )
     if not dry_run:
-        plan.apply(table.file_io)
+        plan.apply(table.file_io, guard)
     return ExpireResult(len(plan.snapshot_files), plan)
 
 

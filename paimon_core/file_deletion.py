@@ -59,6 +59,7 @@ __all__ = [
     "FileUsage",
     "ManifestRef",
     "TableFiles",
+    "TagGuard",
     "changelog_usage",
     "delete_quietly",
     "files_in_use",
@@ -228,12 +229,13 @@ class DeletionPlan:
         lines.extend(f"write {path} = {value}" for path, value in self.hints)
         return "\n".join(lines)
 
-    def apply(self, file_io: FileIO) -> int:
+    def apply(self, file_io: FileIO, guard: TagGuard | None = None) -> int:
         """Delete everything in crash-safe order; returns how many files were deleted.
 
         A failure to delete a snapshot or tag file raises before any file it references is
         touched. Later ``OSError``s are logged and skipped: those files are no longer
-        referenced, so leaving one behind only makes an orphan.
+        referenced, so leaving one behind only makes an orphan. ``guard``: once the snapshot
+        and tag files are gone, the files of tags created since planning are kept.
         """
         deleted = 0
         changelogs = {_version_of(path): (path, text) for path, text in self.changelogs}
@@ -246,8 +248,12 @@ class DeletionPlan:
             file_io.overwrite_atomic(path, text.encode("utf-8"))
         for path in self.tag_files:
             deleted += file_io.delete(path)
+        kept = guard.usage_of_new_tags().all_paths() if guard is not None else frozenset()
         for kind in _CONTENT:
-            deleted += delete_quietly(file_io, getattr(self, kind))
+            paths = getattr(self, kind)
+            if kept:
+                paths = [p for p in paths if p not in kept]
+            deleted += delete_quietly(file_io, paths)
         for path, value in self.hints:
             try:
                 file_io.overwrite_atomic(path, str(value).encode())
@@ -582,6 +588,45 @@ class TableFiles:
                     delta.appended.add(path)
         delta.committed = added - removed
         return delta
+
+
+class TagGuard:
+    """Keeps the files of tags created while a deletion runs, between processes too.
+
+    A deletion plans from the tags it lists; a tag created after that listing, on a
+    snapshot the deletion removes, would lose its files. Both sides follow one protocol:
+    the deletion removes the snapshot and tag files first and then lists the tags again
+    (``usage_of_new_tags``: create the guard *before* planning), and a tag creator, after
+    writing the tag, checks that what it tagged is still held by its snapshot file or
+    another tag, withdrawing the tag otherwise (``tag_management``). If the creator's check
+    saw the snapshot file, the deletion had not yet removed it, so its second listing sees
+    the tag; if not, the tag is withdrawn. This needs only atomic create and a consistent
+    listing, so it holds on local disks and on strongly consistent object stores (S3).
+    """
+
+    def __init__(self, table: FileStoreTable, files: TableFiles | None = None) -> None:
+        self._table = table
+        self._files = files
+        self._seen = frozenset(_tag_states(table))
+
+    def usage_of_new_tags(self) -> FileUsage:
+        """Everything the tags created or re-pointed since the guard was made need.
+
+        Raises when such a tag's metadata cannot be read: nothing more is deleted then.
+        """
+        new = [
+            snapshot
+            for name, snapshot in _tag_states(self._table)
+            if (name, snapshot) not in self._seen
+        ]
+        if not new:
+            return FileUsage()
+        logger.info("Keeping the files of %d tag(s) created during the deletion", len(new))
+        return files_in_use(self._table, new, self._files or TableFiles(self._table))
+
+
+def _tag_states(table: FileStoreTable) -> list[tuple[str, Snapshot]]:
+    return [(name, tag.snapshot) for name, tag in table.tag_manager.list_tags().items()]
 
 
 def files_in_use(

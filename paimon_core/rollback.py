@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument, PaimonError, SnapshotNotFound
-from paimon_core.file_deletion import DeletionPlan, TableFiles, plan_removal
+from paimon_core.file_deletion import DeletionPlan, TableFiles, TagGuard, plan_removal
 from paimon_core.paths import (
     BRANCH_DIR,
     BRANCH_PREFIX,
@@ -182,7 +182,7 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
     )
 
 
-def _apply(table: FileStoreTable, plan: RollbackPlan) -> None:
+def _apply(table: FileStoreTable, plan: RollbackPlan, guard: TagGuard) -> None:
     io, snapshots = table.file_io, table.snapshot_manager
     hints = list(plan.hints)
     if plan.restore_path is not None:
@@ -197,13 +197,14 @@ def _apply(table: FileStoreTable, plan: RollbackPlan) -> None:
     for snapshot_id in plan.removed_snapshot_ids:
         snapshots.delete_snapshot(snapshot_id)
     count = len(plan.removed_snapshot_ids)
-    replace(plan.deletion, snapshot_files=plan.deletion.snapshot_files[count:]).apply(io)
+    replace(plan.deletion, snapshot_files=plan.deletion.snapshot_files[count:]).apply(io, guard)
 
 
 def _run(table: FileStoreTable, target: Snapshot, dry_run: bool) -> RollbackResult:
+    guard = TagGuard(table)
     plan = plan_rollback(table, target)
     if not dry_run:
-        _apply(table, plan)
+        _apply(table, plan, guard)
     return RollbackResult(plan.previous_snapshot_id, target.snapshot_id, plan, dry_run)
 
 

@@ -47,7 +47,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import paimon_core.expire  # noqa: F401  (registers snapshot expiry, which runs first)
 from paimon_core.commit import register_post_commit_hook
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.file_deletion import plan_tag_deletion
+from paimon_core.file_deletion import TagGuard, plan_tag_deletion
 from paimon_core.snapshot import FIRST_SNAPSHOT_ID
 from paimon_core.tag_management import create_tag, expire_tags
 
@@ -206,7 +206,8 @@ def _time_extractor(options: CoreOptions) -> Callable[[Snapshot], datetime | Non
 
 def _delete_tags(table: FileStoreTable, names: list[str]) -> None:
     if names:
-        plan_tag_deletion(table, names).apply(table.file_io)
+        guard = TagGuard(table)
+        plan_tag_deletion(table, names).apply(table.file_io, guard)
 
 
 def run_tag_auto_creation(table: FileStoreTable, *, now: datetime | None = None) -> list[str]:

@@ -33,9 +33,9 @@ from paimon_core.exceptions import (
     TagAlreadyExists,
     TagNotFound,
 )
-from paimon_core.file_deletion import DeletionPlan, plan_tag_deletion
+from paimon_core.file_deletion import DeletionPlan, TagGuard, plan_tag_deletion
 from paimon_core.options import parse_duration
-from paimon_core.tag import Tag, tag_to_json
+from paimon_core.tag import Tag, tag_from_json, tag_to_json
 
 if TYPE_CHECKING:
     from paimon_core.snapshot import Snapshot
@@ -233,7 +233,41 @@ def create_tag(
         if ignore_if_exists:
             return manager.get(tag)
         raise TagAlreadyExists(f"Tag '{tag}' already exists.")
+    if not _still_held(table, tag, snapshot):
+        manager.delete_tag_file(tag)
+        raise _vanished(snapshot, "create tag")
     return new
+
+
+def _files_of(snapshot: Snapshot) -> tuple[str | None, ...]:
+    return (
+        snapshot.base_manifest_list,
+        snapshot.delta_manifest_list,
+        snapshot.changelog_manifest_list,
+        snapshot.index_manifest,
+        snapshot.statistics,
+    )
+
+
+def _still_held(table: FileStoreTable, tag: str, snapshot: Snapshot) -> bool:
+    """Whether, after tag ``tag`` was written, ``snapshot`` is still held by its snapshot
+    file or by another tag: the creator's half of ``file_deletion.TagGuard``'s protocol. If
+    it is not, a concurrent expiry, rollback or tag deletion may be deleting its files."""
+    files = _files_of(snapshot)
+    current = table.snapshot_manager.try_snapshot(snapshot.snapshot_id, fresh=True)
+    if current is not None and _files_of(current) == files:
+        return True
+    return any(
+        name != tag and _files_of(other.snapshot) == files
+        for name, other in table.tag_manager.list_tags().items()
+    )
+
+
+def _vanished(snapshot: Snapshot, action: str) -> SnapshotNotFound:
+    return SnapshotNotFound(
+        f"Cannot {action} because snapshot #{snapshot.snapshot_id} was expired or rolled "
+        "back meanwhile; nothing was changed."
+    )
 
 
 def create_tag_from_timestamp(
@@ -306,7 +340,16 @@ def replace_tag(
         raise TagNotFound(f"Tag '{tag}' doesn't exist.")
     _check_not_auto_tagged(table, tag, snapshot, exclude=tag)
     new = _new_tag(snapshot, retained, now)
+    path = manager.tag_path(tag)
+    try:
+        previous = table.file_io.read_bytes(path)
+    except FileNotFoundError:
+        raise TagNotFound(f"Tag '{tag}' doesn't exist.") from None
     manager.write_tag(tag, new)
+    kept_by_itself = _files_of(tag_from_json(previous).snapshot) == _files_of(snapshot)
+    if not kept_by_itself and not _still_held(table, tag, snapshot):
+        table.file_io.overwrite_atomic(path, previous)
+        raise _vanished(snapshot, "replace tag")
     return new
 
 
@@ -350,9 +393,10 @@ def delete_tags(
         InvalidTagName: a blank or unsafe name (nothing is deleted then).
     """
     names = parse_tag_names(tags)
+    guard = TagGuard(table)
     plan = plan_tag_deletion(table, names)
     if not dry_run:
-        plan.apply(table.file_io)
+        plan.apply(table.file_io, guard)
     return plan
 
 
@@ -393,6 +437,7 @@ def expire_tags(
     now = now or datetime.now()
     older_than = local_datetime(older_than_millis) if older_than_millis is not None else None
     manager = table.tag_manager
+    guard = TagGuard(table)
     expired = []
     for name, tag in list_tags(table).items():
         created, retained = tag.tag_create_time, tag.tag_time_retained
@@ -409,7 +454,7 @@ def expire_tags(
             expired.append(name)
     plan = plan_tag_deletion(table, expired) if expired else DeletionPlan()
     if not dry_run:
-        plan.apply(table.file_io)
+        plan.apply(table.file_io, guard)
     return TagExpireResult(tuple(expired), plan)
 
 

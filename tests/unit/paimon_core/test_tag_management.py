@@ -23,6 +23,9 @@ from paimon_core.exceptions import (
     TagAlreadyExists,
     TagNotFound,
 )
+from paimon_core.expire import expire_snapshots
+from paimon_core.fileio import LocalFileIO
+from paimon_core.orphan import remove_orphan_files
 from paimon_core.snapshot import snapshot_to_json
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_read, rows
@@ -509,3 +512,147 @@ def test_java_reads_our_tags(warehouse: str, oracle: Any) -> None:
     oracle("create-tag", warehouse, "db.t", "java", "--snapshot", "1")
     assert list(tm.list_tags(table)) == ["java", "plain", "ttl"]
     assert keys(table, **{"scan.tag-name": "java"}) == [1, 2]
+
+
+# ---------------------------------------------------------------- tags racing deletions
+
+
+class _HookedIO(LocalFileIO):
+    """Local disk that runs ``hook`` once, just before the first call of ``method`` whose
+    path ends with ``suffix``: another process acting at that exact moment."""
+
+    def __init__(self, method: str, suffix: str, hook: Callable[[], object]) -> None:
+        super().__init__()
+        self._method, self._suffix, self._hook = method, suffix, hook
+        self.fired = False
+
+    def _maybe(self, method: str, path: str) -> None:
+        if not self.fired and method == self._method and path.endswith(self._suffix):
+            self.fired = True
+            self._hook()
+
+    def delete(self, path: str) -> bool:
+        self._maybe("delete", path)
+        return super().delete(path)
+
+    def write_no_clobber(self, path: str, data: bytes) -> bool:
+        self._maybe("write_no_clobber", path)
+        return super().write_no_clobber(path, data)
+
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
+        self._maybe("overwrite_atomic", path)
+        super().overwrite_atomic(path, data)
+
+
+def _four_snapshots(warehouse: str) -> FileStoreTable:
+    """Snapshots 1-4, each replacing all rows (OVERWRITE), so each has files of its own."""
+    table = _table(warehouse, **{"snapshot.num-retained.min": "1", "write-only": "true"})
+    for k in range(1, 5):
+        data = pa.table({"k": [k], "v": [f"v{k}"]}, schema=SCHEMA)
+        table.write_arrow(data, overwrite=True)
+    return table
+
+
+def _readable_tags(table: FileStoreTable) -> dict[str, list[int]]:
+    fresh = FileStoreTable.load(table.path)
+    return {name: keys(fresh, **{"scan.tag-name": name}) for name in fresh.tag_manager.tag_names()}
+
+
+def _with(table: FileStoreTable, io: LocalFileIO) -> FileStoreTable:
+    return FileStoreTable.load(table.path, file_io=io)
+
+
+def test_tag_created_after_expiry_planned_keeps_its_files(warehouse: str) -> None:
+    """The tag is written after expiry listed the tags, before it deleted snapshot 1."""
+    table = _four_snapshots(warehouse)
+    hooked = _HookedIO("delete", "snapshot-1", lambda: tm.create_tag(table, "race", snapshot_id=1))
+    expire_snapshots(_with(table, hooked), retain_max=1)
+    assert hooked.fired
+    assert FileStoreTable.load(table.path).snapshot_manager.list_snapshot_ids() == [4]
+    assert _readable_tags(table) == {"race": [1]}
+    assert _orphans(table) == ()
+
+
+def test_tag_written_after_its_snapshot_expired_is_withdrawn(warehouse: str) -> None:
+    """The creator read snapshot 1, then a whole expiry ran, then the tag file was written."""
+    table = _four_snapshots(warehouse)
+    hooked = _HookedIO(
+        "write_no_clobber", "tag-race", lambda: expire_snapshots(table, retain_max=1)
+    )
+    with pytest.raises(SnapshotNotFound, match="snapshot #1 was expired"):
+        tm.create_tag(_with(table, hooked), "race", snapshot_id=1)
+    assert hooked.fired
+    assert _readable_tags(table) == {}
+    assert _orphans(table) == ()
+
+
+def test_tag_on_a_tag_held_snapshot_racing_that_tags_deletion(warehouse: str) -> None:
+    """Snapshot 1 is held only by tag ``a``; ``b`` is created from it while ``a`` is deleted."""
+    table = _four_snapshots(warehouse)
+    tm.create_tag(table, "a", snapshot_id=1)
+    expire_snapshots(table, retain_max=1)
+    hooked = _HookedIO("delete", "tag-a", lambda: tm.create_tag(table, "b", snapshot_id=1))
+    tm.delete_tags(_with(table, hooked), "a")
+    assert hooked.fired
+    assert _readable_tags(table) == {"b": [1]}
+
+
+def test_tag_replaced_onto_a_snapshot_being_rolled_back_past(warehouse: str) -> None:
+    table = _four_snapshots(warehouse)
+    tm.create_tag(table, "moving", snapshot_id=2)
+    hooked = _HookedIO(
+        "delete", "snapshot-4", lambda: tm.replace_tag(table, "moving", snapshot_id=4)
+    )
+    from paimon_core.rollback import rollback_to_snapshot
+
+    rollback_to_snapshot(_with(table, hooked), 3)
+    assert hooked.fired
+    assert _readable_tags(table) == {"moving": [4]}
+
+
+def _orphans(table: FileStoreTable) -> tuple[str, ...]:
+    """Orphans of a fresh handle (a dry run): fails if a tag names a missing file."""
+    fresh = FileStoreTable.load(table.path)
+    return remove_orphan_files(
+        fresh, older_than_millis=int(time.time() * 1000) - 1, dry_run=True
+    ).paths
+
+
+def _race_worker(role: str, paths: list[str], barrier: Any) -> None:
+    from paimon_core import tag_management
+    from paimon_core.exceptions import SnapshotNotFound as Vanished
+    from paimon_core.expire import expire_snapshots as expire
+
+    for path in paths:
+        table = FileStoreTable.load(path)
+        barrier.wait()
+        if role == "expire":
+            expire(table, retain_max=1)
+        else:
+            try:
+                tag_management.create_tag(table, "race", snapshot_id=1)
+            except Vanished:
+                pass
+
+
+def test_tag_and_expiry_in_two_processes_never_leave_an_unreadable_tag(tmp_path: Any) -> None:
+    """The reported race, as it happens: two processes started together on each table."""
+    import multiprocessing
+
+    paths = [_four_snapshots(str(tmp_path / f"wh{i}")).path for i in range(12)]
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    workers = [
+        context.Process(target=_race_worker, args=(role, paths, barrier))
+        for role in ("expire", "tag")
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    for path in paths:
+        table = FileStoreTable.load(path)
+        assert table.snapshot_manager.list_snapshot_ids() == [4]
+        assert _readable_tags(table) in ({}, {"race": [1]}), path
+        assert _orphans(table) == ()
