@@ -16,7 +16,7 @@ import stat
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -409,7 +409,7 @@ class LocalFileIO(FileIO):
 
 
 class PyArrowFileIO(FileIO):
-    """Any file system pyarrow knows (``s3://``, ``gs://``, ``hdfs://``, ...).
+    """Any file system pyarrow knows (``gs://``, ``hdfs://``, ...; ``s3://`` is ``S3FileIO``).
 
     ``write_no_clobber`` checks for the file and then writes it. That is atomic against
     readers (an object store PUT is all-or-nothing) but **not** against a second writer in
@@ -552,7 +552,7 @@ class PyArrowFileIO(FileIO):
         return self._fs
 
 
-_REMOTE: dict[str, PyArrowFileIO] = {}
+_REMOTE: dict[tuple[str, str, object], PyArrowFileIO] = {}
 _REMOTE_LOCK = threading.Lock()
 
 
@@ -565,16 +565,24 @@ def is_local(path: str) -> bool:
     return not sep or not scheme or len(scheme) == 1
 
 
-def get_file_io(path: str) -> FileIO:
-    """The ``FileIO`` for ``path``: local disk for plain paths and ``file://``, pyarrow else."""
+def get_file_io(path: str, options: Mapping[str, str] | None = None) -> FileIO:
+    """The ``FileIO`` for ``path``: local disk for plain paths and ``file://``, ``S3FileIO``
+    for ``s3://``/``s3a://``/``s3n://`` (configured by the ``s3.*`` keys of the catalog
+    ``options``), pyarrow for anything else. Remote ones are shared per bucket and settings.
+    """
     if is_local(path):
         return LocalFileIO()
+    from paimon_core.s3_fileio import S3_SCHEMES, S3FileIO, S3Options
+
     parts = urlsplit(path)
-    key = f"{parts.scheme}://{parts.netloc}"
+    scheme = parts.scheme.lower()
+    s3 = S3Options.from_options(options) if scheme in S3_SCHEMES else None
+    key = (scheme, parts.netloc, s3)
     io = _REMOTE.get(key)
     if io is None:
         with _REMOTE_LOCK:
             io = _REMOTE.get(key)
             if io is None:
-                io = _REMOTE[key] = PyArrowFileIO(path)
+                io = S3FileIO(path, s3) if s3 is not None else PyArrowFileIO(path)
+                _REMOTE[key] = io
     return io
