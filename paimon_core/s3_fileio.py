@@ -23,8 +23,9 @@ from urllib.parse import urlsplit
 import boto3
 import pyarrow.fs as pafs
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 
-from paimon_core.exceptions import InvalidArgument
+from paimon_core.exceptions import AtomicCreateUnsupported, InvalidArgument
 from paimon_core.fileio import PyArrowFileIO
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
@@ -36,6 +37,9 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "region": ("s3.region", "s3.endpoint.region"),
     "path_style_access": ("s3.path.style.access", "s3.path-style-access"),
 }
+# S3 answers 409 while another conditional create of the same key is in flight: try again,
+# and the loser then gets its 412.
+_CONFLICT_ATTEMPTS = 5
 
 
 def _option(options: Mapping[str, str], name: str) -> str | None:
@@ -164,3 +168,36 @@ class S3FileIO(PyArrowFileIO):
                 kwargs["region_name"] = self._fs.region
             self._client = boto3.session.Session().client("s3", **kwargs)
         return self._client
+
+    def write_no_clobber(self, path: str, data: bytes) -> bool:
+        """One ``PutObject`` with ``If-None-Match: *``: False on 412 (the key exists).
+
+        Raises:
+            AtomicCreateUnsupported: the store rejects the header (501 Not Implemented).
+            OSError: any other failure, naming ``path``.
+        """
+        bucket, _, key = self.to_fs_path(path).partition("/")
+        for _ in range(_CONFLICT_ATTEMPTS):
+            try:
+                self._s3().put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+                return True
+            except ClientError as err:
+                status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                code = err.response.get("Error", {}).get("Code", "")
+                if status == 412 or code == "PreconditionFailed":
+                    return False
+                if status == 409 and code == "ConditionalRequestConflict":
+                    continue
+                if status == 501 or code == "NotImplemented":
+                    raise AtomicCreateUnsupported(
+                        f"Cannot publish {path}: the S3 endpoint does not support conditional "
+                        "create (If-None-Match: *), so concurrent commits could overwrite "
+                        "each other"
+                    ) from None
+                raise OSError(f"Failed to create {path}: {code or status}: {err}") from err
+            except BotoCoreError as err:
+                raise OSError(f"Failed to create {path}: {err}") from err
+        raise OSError(
+            f"Failed to create {path}: S3 kept reporting a concurrent conditional write "
+            f"({_CONFLICT_ATTEMPTS} attempts)"
+        )
