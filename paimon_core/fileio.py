@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from paimon_core.exceptions import AtomicCreateUnsupported
+
 logger = logging.getLogger(__name__)
 
 # No O_TRUNC: overwrites truncate after writing. Truncating a file to zero and rewriting it
@@ -411,9 +413,10 @@ class LocalFileIO(FileIO):
 class PyArrowFileIO(FileIO):
     """Any file system pyarrow knows (``gs://``, ``hdfs://``, ...; ``s3://`` is ``S3FileIO``).
 
-    ``write_no_clobber`` checks for the file and then writes it. That is atomic against
-    readers (an object store PUT is all-or-nothing) but **not** against a second writer in
-    another process: as in Paimon, concurrent writers on an object store need a catalog lock.
+    pyarrow can create a file only if it is absent on a local disk alone: elsewhere
+    ``write_no_clobber`` could only check and then write, which lets two committers both
+    publish ``snapshot-N`` and lose one commit's rows, so it refuses
+    (``AtomicCreateUnsupported``). Reading and every other write work as usual.
     """
 
     def __init__(self, uri: str, filesystem: pafs.FileSystem | None = None) -> None:
@@ -462,10 +465,15 @@ class PyArrowFileIO(FileIO):
             out.write(data)
 
     def write_no_clobber(self, path: str, data: bytes) -> bool:
-        if self.exists(path):
-            return False
-        self.write_bytes(path, data)
-        return True
+        """A local disk behind pyarrow publishes as ``LocalFileIO`` does; any other file
+        system raises ``AtomicCreateUnsupported`` before writing anything."""
+        if self._fs.type_name == "local":
+            return LocalFileIO().write_no_clobber(self.to_fs_path(path), data)
+        raise AtomicCreateUnsupported(
+            f"Cannot publish {path}: the {self._fs.type_name} file system has no conditional "
+            "create, so concurrent commits could overwrite each other; commit to a local, "
+            "file:// or s3:// warehouse"
+        )
 
     def overwrite_atomic(self, path: str, data: bytes) -> None:
         """An object store's PUT is all-or-nothing: write in place. Elsewhere (HDFS, a local
