@@ -44,11 +44,21 @@ def _check_name(kind: str, name: str) -> None:
 
 
 class FileSystemCatalog:
-    """Databases and tables under one warehouse path (local or a URI)."""
+    """Databases and tables under one warehouse path (local or a URI).
 
-    def __init__(self, warehouse: str, file_io: FileIO | None = None) -> None:
+    ``options`` are Paimon's catalog options; the file-system ones (``s3.endpoint``,
+    ``s3.access-key``, ...) configure the one ``FileIO`` that every table of the catalog uses.
+    """
+
+    def __init__(
+        self,
+        warehouse: str,
+        file_io: FileIO | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> None:
         self.warehouse = warehouse.rstrip("/") or "/"
-        self.file_io = file_io or get_file_io(self.warehouse)
+        self.options: dict[str, str] = dict(options or {})
+        self.file_io = file_io or get_file_io(self.warehouse, self.options)
 
     def database_path(self, database: str) -> str:
         return f"{self.warehouse}/{database}{DB_SUFFIX}"

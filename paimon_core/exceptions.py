@@ -55,3 +55,8 @@ class MetadataFormatError(PaimonError):
 
 class UnsupportedFeature(PaimonError, NotImplementedError):
     """A table feature this implementation does not handle (merge engine, file format, ...)."""
+
+
+class AtomicCreateUnsupported(UnsupportedFeature):
+    """The warehouse's file system cannot create a file only if it is absent, so two
+    committers could both publish the same ``snapshot-N``: publishing is refused instead."""

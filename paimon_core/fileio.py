@@ -16,12 +16,14 @@ import stat
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+
+from paimon_core.exceptions import AtomicCreateUnsupported
 
 logger = logging.getLogger(__name__)
 
@@ -409,11 +411,12 @@ class LocalFileIO(FileIO):
 
 
 class PyArrowFileIO(FileIO):
-    """Any file system pyarrow knows (``s3://``, ``gs://``, ``hdfs://``, ...).
+    """Any file system pyarrow knows (``gs://``, ``hdfs://``, ...; ``s3://`` is ``S3FileIO``).
 
-    ``write_no_clobber`` checks for the file and then writes it. That is atomic against
-    readers (an object store PUT is all-or-nothing) but **not** against a second writer in
-    another process: as in Paimon, concurrent writers on an object store need a catalog lock.
+    pyarrow can create a file only if it is absent on a local disk alone: elsewhere
+    ``write_no_clobber`` could only check and then write, which lets two committers both
+    publish ``snapshot-N`` and lose one commit's rows, so it refuses
+    (``AtomicCreateUnsupported``). Reading and every other write work as usual.
     """
 
     def __init__(self, uri: str, filesystem: pafs.FileSystem | None = None) -> None:
@@ -462,10 +465,15 @@ class PyArrowFileIO(FileIO):
             out.write(data)
 
     def write_no_clobber(self, path: str, data: bytes) -> bool:
-        if self.exists(path):
-            return False
-        self.write_bytes(path, data)
-        return True
+        """A local disk behind pyarrow publishes as ``LocalFileIO`` does; any other file
+        system raises ``AtomicCreateUnsupported`` before writing anything."""
+        if self._fs.type_name == "local":
+            return LocalFileIO().write_no_clobber(self.to_fs_path(path), data)
+        raise AtomicCreateUnsupported(
+            f"Cannot publish {path}: the {self._fs.type_name} file system has no conditional "
+            "create, so concurrent commits could overwrite each other; commit to a local, "
+            "file:// or s3:// warehouse"
+        )
 
     def overwrite_atomic(self, path: str, data: bytes) -> None:
         """An object store's PUT is all-or-nothing: write in place. Elsewhere (HDFS, a local
@@ -552,7 +560,7 @@ class PyArrowFileIO(FileIO):
         return self._fs
 
 
-_REMOTE: dict[str, PyArrowFileIO] = {}
+_REMOTE: dict[tuple[str, str, object], PyArrowFileIO] = {}
 _REMOTE_LOCK = threading.Lock()
 
 
@@ -565,16 +573,24 @@ def is_local(path: str) -> bool:
     return not sep or not scheme or len(scheme) == 1
 
 
-def get_file_io(path: str) -> FileIO:
-    """The ``FileIO`` for ``path``: local disk for plain paths and ``file://``, pyarrow else."""
+def get_file_io(path: str, options: Mapping[str, str] | None = None) -> FileIO:
+    """The ``FileIO`` for ``path``: local disk for plain paths and ``file://``, ``S3FileIO``
+    for ``s3://``/``s3a://``/``s3n://`` (configured by the ``s3.*`` keys of the catalog
+    ``options``), pyarrow for anything else. Remote ones are shared per bucket and settings.
+    """
     if is_local(path):
         return LocalFileIO()
+    from paimon_core.s3_fileio import S3_SCHEMES, S3FileIO, S3Options
+
     parts = urlsplit(path)
-    key = f"{parts.scheme}://{parts.netloc}"
+    scheme = parts.scheme.lower()
+    s3 = S3Options.from_options(options) if scheme in S3_SCHEMES else None
+    key = (scheme, parts.netloc, s3)
     io = _REMOTE.get(key)
     if io is None:
         with _REMOTE_LOCK:
             io = _REMOTE.get(key)
             if io is None:
-                io = _REMOTE[key] = PyArrowFileIO(path)
+                io = S3FileIO(path, s3) if s3 is not None else PyArrowFileIO(path)
+                _REMOTE[key] = io
     return io

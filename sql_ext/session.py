@@ -74,10 +74,17 @@ if TYPE_CHECKING:
 
     from paimon_core.table import FileStoreTable
 
-__all__ = ["CATALOG_NAME", "WAREHOUSE_CONF", "PaimonSession", "resolve_warehouse"]
+__all__ = [
+    "CATALOG_NAME",
+    "WAREHOUSE_CONF",
+    "PaimonSession",
+    "resolve_catalog_options",
+    "resolve_warehouse",
+]
 
 CATALOG_NAME = "paimon"
-WAREHOUSE_CONF = f"spark.sql.catalog.{CATALOG_NAME}.warehouse"
+CATALOG_CONF_PREFIX = f"spark.sql.catalog.{CATALOG_NAME}."
+WAREHOUSE_CONF = f"{CATALOG_CONF_PREFIX}warehouse"
 DEFAULT_WAREHOUSE = "warehouse"
 _EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
@@ -105,6 +112,22 @@ def resolve_warehouse(
     if "://" not in path:
         path = os.path.abspath(os.path.expanduser(path))
     return path
+
+
+def resolve_catalog_options(
+    conf: Mapping[str, str] | None = None, spark: SparkSession | None = None
+) -> dict[str, str]:
+    """Paimon's catalog options from `spark.sql.catalog.paimon.<option>` (the session's
+    configuration, then the `conf` given, which wins), as Paimon's SparkCatalog takes them:
+    `spark.sql.catalog.paimon.s3.endpoint` is the catalog option `s3.endpoint`. The
+    warehouse is left out (`resolve_warehouse` owns it)."""
+    options: dict[str, str] = {}
+    sources: list[Mapping[str, str]] = [spark.conf.getAll] if spark is not None else []
+    for source in [*sources, conf or {}]:
+        for key, value in source.items():
+            if key.startswith(CATALOG_CONF_PREFIX) and key != WAREHOUSE_CONF:
+                options[key[len(CATALOG_CONF_PREFIX) :]] = value
+    return options
 
 
 def _view(name: str) -> exp.Table:
@@ -189,7 +212,9 @@ class PaimonSession:
             spark = builder.getOrCreate()
         self.spark: SparkSession = spark
         self.warehouse: str = resolve_warehouse(warehouse, conf, spark)
-        self.catalog: FileSystemCatalog = FileSystemCatalog(self.warehouse)
+        self.catalog: FileSystemCatalog = FileSystemCatalog(
+            self.warehouse, options=resolve_catalog_options(conf, spark)
+        )
         self.current_database: str = DEFAULT_DATABASE
         self._default_ready = False
         self._pinned: list[str] = []

@@ -1,4 +1,5 @@
-"""Shared fixtures: a scratch warehouse, the Java oracle, pypaimon, and one SparkSession."""
+"""Shared fixtures: a scratch warehouse, the Java oracle, pypaimon, one SparkSession, and a
+local S3 API server (moto) with a bucket to put warehouses in."""
 
 from __future__ import annotations
 
@@ -6,7 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +67,110 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@dataclass(frozen=True)
+class S3Request:
+    """One request the S3 server received, as its client addressed and signed it."""
+
+    method: str
+    host: str
+    path: str
+    authorization: str
+
+
+@dataclass
+class S3Server:
+    """A running local S3 API: its ``endpoint`` URL and every request it has served."""
+
+    endpoint: str
+    requests: list[S3Request] = field(default_factory=list)
+
+
+@pytest.fixture
+def moto_server() -> Iterator[S3Server]:
+    """moto's S3 API on 127.0.0.1 and a free port, stopped (its state reset) after the test.
+
+    Single-threaded on purpose: each request, a conditional create included, runs alone as it
+    does on S3 (moto's threaded server checks If-None-Match and stores in two steps)."""
+    import logging
+
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    moto_app = DomainDispatcherApplication(create_backend_app)
+    requests: list[S3Request] = []
+
+    def recording_app(environ: dict[str, Any], start_response: Any) -> Any:
+        requests.append(
+            S3Request(
+                environ["REQUEST_METHOD"],
+                environ.get("HTTP_HOST", ""),
+                environ.get("PATH_INFO", ""),
+                environ.get("HTTP_AUTHORIZATION", ""),
+            )
+        )
+        return moto_app(environ, start_response)
+
+    server = make_server("127.0.0.1", 0, recording_app, threaded=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_port}"
+    try:
+        yield S3Server(endpoint, requests)
+    finally:
+        try:
+            reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+            urllib.request.urlopen(reset).close()
+        finally:
+            server.shutdown()
+            thread.join()
+            server.server_close()
+
+
+@pytest.fixture
+def no_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS_* variable and an empty home (no ~/.aws): S3 settings come from options only."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+S3_ACCESS_KEY = "paimon-test-access"
+S3_SECRET_KEY = "paimon-test-secret"
+S3_REGION = "eu-west-3"
+
+
+@dataclass(frozen=True)
+class S3Warehouse:
+    """A warehouse URI in a fresh bucket and the catalog options that reach it."""
+
+    uri: str
+    bucket: str
+    options: dict[str, str]
+
+
+@pytest.fixture
+def s3_warehouse(moto_server: S3Server) -> S3Warehouse:
+    """``s3://<new bucket>/wh`` on the ``moto_server``, with Paimon's ``s3.*`` options."""
+    import boto3
+
+    bucket = f"paimon-{uuid.uuid4().hex[:12]}"
+    options = {
+        "s3.endpoint": moto_server.endpoint,
+        "s3.access-key": S3_ACCESS_KEY,
+        "s3.secret-key": S3_SECRET_KEY,
+        "s3.region": S3_REGION,
+        "s3.path.style.access": "true",
+    }
+    client = boto3.session.Session().client(
+        "s3",
+        endpoint_url=moto_server.endpoint,
+        aws_access_key_id=S3_ACCESS_KEY,
+        aws_secret_access_key=S3_SECRET_KEY,
+        region_name=S3_REGION,
+    )
+    client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": S3_REGION})
+    return S3Warehouse(f"s3://{bucket}/wh", bucket, options)

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
 from paimon_core import live_files
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.commit_message import CommitMessage
-from paimon_core.exceptions import CommitConflict, InvalidArgument
+from paimon_core.exceptions import AtomicCreateUnsupported, CommitConflict, InvalidArgument
+from paimon_core.fileio import PyArrowFileIO
 from paimon_core.rollback import rollback_to_snapshot
 from paimon_core.snapshot import CommitKind
 from paimon_core.table import FileStoreTable
@@ -358,3 +360,31 @@ def test_overwrite_may_change_the_number_of_buckets_of_a_partition(warehouse: st
     with pytest.raises(CommitConflict, match="changed from 2 to 4"):
         table.write_arrow(_batch([5], "a").cast(schema))
     assert _keys(table) == [1, 2, 3, 4]
+
+
+def test_a_store_without_conditional_create_refuses_the_commit(tmp_path: Path) -> None:
+    """gs://, abfs://, oss:// through pyarrow can only check and then write snapshot-N: the
+    commit fails with one clear line and leaves the table as it was (reads still work)."""
+    root = tmp_path / "store"
+    local = _table(str(root / "bucket" / "wh"))
+    write = local.new_write()
+    write.write_arrow(_batch([1]))
+    local.new_commit().commit(write.prepare_commit())
+    before = _listing(str(root))
+
+    io = PyArrowFileIO("gs://bucket/wh", pafs.SubTreeFileSystem(str(root), pafs.LocalFileSystem()))
+    table = FileSystemCatalog("gs://bucket/wh", file_io=io).get_table("db.t")
+    assert _keys(table) == [1]
+    write = table.new_write()
+    write.write_arrow(_batch([2]))
+    messages = write.prepare_commit()
+    commit = table.new_commit()
+    with pytest.raises(AtomicCreateUnsupported) as info:
+        commit.commit(messages)
+    commit.abort(messages)  # as the SQL writer does when a commit fails
+    message = str(info.value)
+    assert "\n" not in message
+    assert "gs://bucket/wh/db.db/t/snapshot/snapshot-2" in message
+    assert "no conditional create" in message
+    assert _listing(str(root)) == before
+    assert _keys(local) == [1]

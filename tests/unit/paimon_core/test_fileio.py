@@ -14,6 +14,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_core.exceptions import AtomicCreateUnsupported
 from paimon_core.fileio import (
     FileIO,
     FileStatus,
@@ -195,14 +196,18 @@ def test_object_store_paths_keep_the_bucket(tmp_path: Path) -> None:
     assert hdfs.to_fs_path("hdfs://nn:8020/wh/t") == "/wh/t"
 
 
-def test_pyarrow_no_clobber_is_check_then_write(tmp_path: Path) -> None:
+def test_pyarrow_without_conditional_create_refuses_to_publish(tmp_path: Path) -> None:
+    """Check-then-write would let two committers both publish snapshot-N: refused, and
+    nothing is written."""
     sub = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
-    io = PyArrowFileIO("mem://", filesystem=sub)
-    assert io.write_no_clobber("t/snapshot/snapshot-1", b"x") is True
-    assert io.write_no_clobber("t/snapshot/snapshot-1", b"y") is False
-    assert (tmp_path / "t" / "snapshot" / "snapshot-1").read_bytes() == b"x"
-    # No temp file on object stores: the PUT itself is atomic for readers.
-    assert os.listdir(tmp_path / "t" / "snapshot") == ["snapshot-1"]
+    io = PyArrowFileIO("gs://bucket/wh", filesystem=sub)
+    with pytest.raises(AtomicCreateUnsupported) as info:
+        io.write_no_clobber("gs://bucket/wh/t/snapshot/snapshot-1", b"x")
+    message = str(info.value)
+    assert "\n" not in message
+    assert "gs://bucket/wh/t/snapshot/snapshot-1" in message
+    assert "no conditional create" in message
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("sizes", [(b"12", b"9"), (b"9", b"10"), (b"x" * 900, b"y" * 40)])

@@ -19,14 +19,16 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
+from paimon_core.s3_fileio import S3FileIO, S3Options
 from paimon_core.schema import AddColumn
 from paimon_core.types import INT
 from procedures import ProcedureError
 from sql_ext import views
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, first_line
 from sql_ext.parse import SqlParseError
-from sql_ext.session import PaimonSession, resolve_warehouse
+from sql_ext.session import PaimonSession, resolve_catalog_options, resolve_warehouse
 from sql_ext.system_tables import SYSTEM_TABLES, spark_schema
+from tests.conftest import S3Warehouse
 from tests.unit.procedures.helpers import T0, fingerprint, new_catalog, new_table
 
 pytestmark = pytest.mark.spark
@@ -65,6 +67,36 @@ def test_warehouse_resolution(spark: SparkSession, tmp_path: Any) -> None:
     from_conf = spark.conf.get("spark.sql.catalog.paimon.warehouse")
     assert PaimonSession(spark).warehouse == from_conf
     assert PaimonSession(spark, warehouse=str(tmp_path)).warehouse == str(tmp_path)
+
+
+def test_catalog_options_come_from_spark_catalog_conf(
+    spark: SparkSession, s3_warehouse: S3Warehouse, no_aws_env: None
+) -> None:
+    prefix = "spark.sql.catalog.paimon."
+    given = {"spark.sql.catalog.paimon.warehouse": "ignored", "spark.sql.catalog.paimon.x": "1"}
+    assert resolve_catalog_options(given) == {"x": "1"}
+    # The endpoint and keys as the session's Spark conf (spark-defaults, --conf), the path
+    # style as the conf given to PaimonSession, which wins over the session's.
+    for key, value in s3_warehouse.options.items():
+        spark.conf.set(prefix + key, value)
+    spark.conf.set(prefix + "s3.path.style.access", "false")
+    try:
+        session = PaimonSession(
+            spark,
+            warehouse=s3_warehouse.uri,
+            conf={prefix + "s3.path.style.access": "true"},
+        )
+        io = session.catalog.file_io
+        assert isinstance(io, S3FileIO)
+        assert io.s3_options == S3Options.from_options(s3_warehouse.options)
+        session.sql("CREATE DATABASE db")
+        session.sql("CREATE TABLE db.t (k INT)")
+        session.sql("INSERT INTO db.t VALUES (1), (2)")
+        assert rows(session, "SELECT k FROM db.t ORDER BY k") == [(1,), (2,)]
+        assert session.catalog.get_table("db.t").latest_snapshot() is not None
+    finally:
+        for key in [*s3_warehouse.options, "s3.path.style.access"]:
+            spark.conf.unset(prefix + key)
 
 
 def test_databases_and_use(session: PaimonSession, warehouse: str) -> None:
