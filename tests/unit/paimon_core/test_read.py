@@ -207,3 +207,15 @@ def test_merge_keeps_one_row_per_float_key_as_java_compare(
         ("inf", "b3"),
         ("nan", "b5"),
     ]
+
+
+def test_float_sequence_fields_compare_as_java(warehouse: str) -> None:
+    """A DOUBLE ``sequence.field`` orders as ``Double.compare``: 0.0 beats a later -0.0 and
+    NaN beats every number."""
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("s", pa.float64()), ("v", pa.string())])
+    table = _table(
+        warehouse, "s", schema, primary_keys=["k"], options={"bucket": "1", "sequence.field": "s"}
+    )
+    table.write_arrow(pa.table({"k": [1, 2], "s": [0.0, float("nan")], "v": ["a", "a"]}, schema))
+    table.write_arrow(pa.table({"k": [1, 2], "s": [-0.0, 1e300], "v": ["b", "b"]}, schema))
+    assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [(1, "a"), (2, "a")]
