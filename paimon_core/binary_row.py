@@ -24,7 +24,6 @@ MAX_INLINE = 7
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 _UTC = dt.UTC
-_NAN = float("nan")
 _CTX = Context(prec=100, rounding=ROUND_HALF_UP)
 _QUANTUM = [Decimal(1).scaleb(-s) for s in range(39)]
 _POW10 = [10**p for p in range(39)]
@@ -98,11 +97,6 @@ def _read_string(slot: int, data: bytes, base: int) -> str:
 
 def _read_binary(slot: int, data: bytes, base: int) -> bytes:
     return bytes(_slot_bytes(slot, data, base))
-
-
-def _float(value: Any) -> float:
-    # Java canonicalizes NaN before writing; every other bit pattern is kept.
-    return _NAN if value != value else value
 
 
 def _date(value: Any) -> int:
@@ -271,9 +265,10 @@ def _spec(t: DataType) -> _Spec:
     if root == "BIGINT":
         return _Spec("q", "q", _PLAIN, None, None, None)
     if root == "FLOAT":
-        return _Spec("f4x", "f", _CONV, _float, None, None)
+        # Java stores floatToRawIntBits / doubleToRawLongBits: NaN payloads and -0.0 stay.
+        return _Spec("f4x", "f", _PLAIN, None, None, None)
     if root == "DOUBLE":
-        return _Spec("d", "d", _CONV, _float, None, None)
+        return _Spec("d", "d", _PLAIN, None, None, None)
     if root == "DATE":
         return _Spec("i4x", "i", _CONV, _date, None, _read_date)
     if root == "TIME":

@@ -169,13 +169,12 @@ def _fixed_slot(arr: pa.Array, t: DataType) -> np.ndarray | None:
             values = pc.fill_null(arr.cast(pa.bool_()), False).to_numpy(zero_copy_only=False)
             return values.astype(np.uint64)
         return _ints(arr, pa_type).view(unsigned).astype(np.uint64)
-    if root == "FLOAT":
+    if root == "FLOAT":  # raw bits, as Java's BinaryRowWriter (no NaN canonicalisation)
         values = pc.fill_null(arr.cast(pa.float32()), 0).to_numpy(zero_copy_only=False)
-        bits = np.where(np.isnan(values), np.uint32(0x7FC00000), values.view(np.uint32))
-        return bits.astype(np.uint64)
+        return values.view(np.uint32).astype(np.uint64)
     if root == "DOUBLE":
         values = pc.fill_null(arr.cast(pa.float64()), 0).to_numpy(zero_copy_only=False)
-        return np.where(np.isnan(values), np.uint64(0x7FF8000000000000), values.view(np.uint64))
+        return values.view(np.uint64).copy()
     if root == "TIME":
         if not pa.types.is_time(arr.type):
             return None

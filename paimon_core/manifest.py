@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import zstandard
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
+from paimon_core.float_order import order_key
 from paimon_core.paths import MANIFEST_DIR, MANIFEST_LIST_PREFIX, MANIFEST_PREFIX, new_file_name
 
 if TYPE_CHECKING:
@@ -1121,12 +1122,17 @@ def deserialize_manifest_list(data: bytes) -> list[ManifestFileMeta]:
     return decode_avro(data, MANIFEST_LIST_SPEC)
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def partition_stats(
     partitions: Iterable[bytes], partition_types: Sequence[DataType]
 ) -> SimpleStats:
     """Min, max and null count of every partition field over ``partitions`` (one per entry).
 
-    Java computes these with full-mode stats over the partition row; values compare by type.
+    Java computes these with full-mode stats over the partition row; values compare by type,
+    FLOAT/DOUBLE by ``Double.compareTo`` (-0.0 below 0.0, NaN above everything).
     """
     if not partition_types:
         return EMPTY_STATS
@@ -1141,9 +1147,10 @@ def partition_stats(
             if value is None:
                 nulls[i] += count
                 continue
-            if mins[i] is None or value < mins[i]:
+            key = order_key if isinstance(value, float) else _identity
+            if mins[i] is None or key(value) < key(mins[i]):
                 mins[i] = value
-            if maxs[i] is None or value > maxs[i]:
+            if maxs[i] is None or key(value) > key(maxs[i]):
                 maxs[i] = value
     return SimpleStats(
         serialize_row(mins, partition_types), serialize_row(maxs, partition_types), tuple(nulls)

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from paimon_core.arrow_sort import sort_indices_nulls_first
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.float_order import with_order_columns
 from paimon_core.paths import bucket_dir_name, partition_path
 from paimon_core.types import to_arrow_type
 
@@ -151,13 +152,16 @@ class TableRead:
         return merged.select([f.name for f in fields])
 
     def _deduplicate(self, data: pa.Table, by_id: dict[int, DataField]) -> pa.Table:
-        """Keep the row with the highest (sequence field, sequence number) of every key."""
+        """Keep the row with the highest (sequence field, sequence number) of every key.
+
+        Keys and sequence fields compare in Java's order (``float_order``), so all NaN keys
+        are one key and -0.0 and 0.0 are two."""
         if data.num_rows < 2:
             return data
-        keys = [by_id[i].name for i in self.key_ids]
-        order = [(k, "ascending") for k in keys]
-        order += [(by_id[i].name, "ascending") for i in self.sequence_ids]
-        order.append((SEQUENCE_NUMBER, "ascending"))
+        names = data.column_names
+        data, keys = with_order_columns(data, [by_id[i].name for i in self.key_ids])
+        data, sequences = with_order_columns(data, [by_id[i].name for i in self.sequence_ids])
+        order = [(k, "ascending") for k in (*keys, *sequences, SEQUENCE_NUMBER)]
         data = data.take(sort_indices_nulls_first(data, order))
         n = data.num_rows
         last = np.zeros(n, dtype=bool)
@@ -166,7 +170,7 @@ class TableRead:
             column = data.column(name)
             differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
             last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
-        return data.filter(pa.array(last))
+        return data.filter(pa.array(last)).select(names)
 
     def _read_file(
         self,

@@ -10,6 +10,7 @@ drop a file of a primary-key table: a newer version of a row may live in another
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -85,8 +86,36 @@ def _naive_utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(dt.UTC).replace(tzinfo=None)
 
 
+def _spark_order(value: float) -> tuple[int, float]:
+    """Spark's order of floating-point values: NaN equals NaN and is above every number;
+    -0.0 equals 0.0."""
+    return (1, 0.0) if math.isnan(value) else (0, value)
+
+
+def _compare(op: str, value: Any, literal: Any) -> bool:
+    if op == "=":
+        return bool(value == literal)
+    if op == "!=":
+        return bool(value != literal)
+    if op == "<":
+        return bool(value < literal)
+    if op == "<=":
+        return bool(value <= literal)
+    if op == ">":
+        return bool(value > literal)
+    return bool(value >= literal)
+
+
+def _nan_matches(op: str, literal: float) -> bool:
+    """Whether a NaN satisfies ``NaN <op> literal`` under Spark's semantics."""
+    return _compare(op, _spark_order(math.nan), _spark_order(literal))
+
+
 def value_matches(op: str, literal: Any, value: Any) -> bool:
-    """Whether a known value satisfies ``value <op> literal`` (SQL: null matches only is_null)."""
+    """Whether a known value satisfies ``value <op> literal`` (SQL: null matches only is_null).
+
+    FLOAT/DOUBLE values compare as in Spark: NaN = NaN holds and NaN is above every number.
+    """
     if op == "is_null":
         return value is None
     if op == "is_not_null":
@@ -94,6 +123,8 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
     if value is None or literal is None:
         return False
     literal = _coerce(literal, value)
+    if isinstance(value, float) and isinstance(literal, (int, float)):
+        return _compare(op, _spark_order(value), _spark_order(float(literal)))
     try:
         if op == "=":
             return value == literal
@@ -111,7 +142,14 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
 
 
 def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
-    """False only when ``stats`` prove that no row satisfies the predicate."""
+    """False only when ``stats`` prove that no row satisfies the predicate.
+
+    FLOAT/DOUBLE bounds are not trusted to cover NaN: files written before this project
+    followed Java have bounds that leave their NaNs out (Java and this writer store no bounds
+    for a column with a NaN). So a file may also hold a NaN unless the predicate is one that
+    no NaN satisfies; a NaN lower bound (an all-NaN partition, or one an older writer got
+    wrong) proves nothing.
+    """
     if op == "is_null":
         return stats.null_count is None or stats.null_count > 0
     if op == "is_not_null":
@@ -120,6 +158,16 @@ def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -
     if literal is None or low is None or high is None:
         return True
     literal = _coerce(literal, low)
+    if isinstance(low, float) and isinstance(literal, (int, float)):
+        literal = float(literal)
+        if math.isnan(low) or _nan_matches(op, literal):
+            return True
+        low_key, high_key, key = _spark_order(low), _spark_order(high), _spark_order(literal)
+        return _bounds_may_match(op, key, low_key, high_key)
+    return _bounds_may_match(op, literal, low, high)
+
+
+def _bounds_may_match(op: str, literal: Any, low: Any, high: Any) -> bool:
     try:
         if op == "=":
             return low <= literal <= high

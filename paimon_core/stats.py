@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from paimon_core.binary_row import deserialize_row, serialize_row
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.float_order import is_floating
 from paimon_core.manifest import EMPTY_STATS, SimpleStats
 
 if TYPE_CHECKING:
@@ -120,7 +121,11 @@ def _supports_min_max(arrow_type: pa.DataType) -> bool:
 
 
 def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnStats:
-    """Stats of one column under ``mode``."""
+    """Stats of one column under ``mode``, as Java takes them from the Parquet footer.
+
+    A FLOAT/DOUBLE column with a NaN has no min/max (Parquet orders NaN nowhere), so no
+    reader can prune the file by bounds that leave the NaN out.
+    """
     if mode.kind == "none":
         return NONE_STATS
     nulls = column.null_count
@@ -128,10 +133,16 @@ def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnS
         return ColumnStats(None, None, nulls)
     if nulls == len(column):
         return ColumnStats(None, None, nulls)
+    floating = is_floating(column.type)
+    if floating and pc.any(pc.is_nan(column)).as_py():
+        return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
     bounds = pc.min_max(column)
     low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
-    if low is None or high is None or (isinstance(low, float) and low > high):
-        return ColumnStats(None, None, nulls)  # e.g. only NaNs: no usable bounds
+    if low is None or high is None:
+        return ColumnStats(None, None, nulls)
+    if floating:
+        # Parquet's rule, which Java stores: a zero min is -0.0 and a zero max is +0.0.
+        low, high = (-0.0 if low == 0 else low), (0.0 if high == 0 else high)
     if mode.kind == "truncate" and isinstance(low, str):
         low = truncate_min(low, mode.length)
         high = truncate_max(high, mode.length)

@@ -26,6 +26,7 @@ from paimon_core.bucket import assign_buckets, hash_keys
 from paimon_core.commit_message import CommitMessage
 from paimon_core.dynamic_bucket import DynamicBucketIndex
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.float_order import with_order_columns
 from paimon_core.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
 from paimon_core.stats import (
@@ -474,16 +475,16 @@ class TableWrite:
             self._files.setdefault(key, []).append(meta)
 
     def _key_value_rows(self, data: pa.Table, sequences: pa.Array, kinds: pa.Array) -> pa.Table:
-        """Sorted by key, one row per key: the one with the highest sequence."""
-        order = [(k, "ascending") for k in self.key_names]
-        order += [(k, "ascending") for k in self.sequence_fields]
+        """Sorted by key in Java's order, one row per key: the one with the highest sequence."""
         work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
-        order.append((SEQUENCE_NUMBER, "ascending"))
+        work, key_order = with_order_columns(work, self.key_names)
+        work, sequence_order = with_order_columns(work, self.sequence_fields)
+        order = [(k, "ascending") for k in (*key_order, *sequence_order, SEQUENCE_NUMBER)]
         work = work.take(sort_indices_nulls_first(work, order))
         n = work.num_rows
         if n > 1:
             boundary = np.zeros(n - 1, dtype=bool)
-            for name in self.key_names:
+            for name in key_order:
                 column = work.column(name)
                 differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
                 boundary |= differs.fill_null(True).to_numpy(zero_copy_only=False)

@@ -18,7 +18,12 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ORACLE = ROOT.parent / "shared" / "tools" / "paimon-oracle" / "paimon-oracle"
+# PAIMON_ORACLE points elsewhere when the checkout is not next to ``shared`` (a git worktree).
+ORACLE = Path(
+    os.environ.get(
+        "PAIMON_ORACLE", ROOT.parent / "shared" / "tools" / "paimon-oracle" / "paimon-oracle"
+    )
+)
 
 
 @pytest.fixture

@@ -118,12 +118,17 @@ def test_every_fixed_width_type_sits_little_endian_in_its_slot() -> None:
     assert _hex([Decimal("-0.01")], [DECIMAL(18, 2)]) == head + "ffffffffffffffff"
 
 
-def test_nan_is_canonical() -> None:
+def test_nan_keeps_its_bits_as_java_raw_bits() -> None:
+    """Java's ``BinaryRowWriter.writeDouble/writeFloat`` store ``doubleToRawLongBits``."""
     import struct
 
     odd_nan = struct.unpack("<d", bytes.fromhex("010000000000f8ff"))[0]
-    assert encode_row([odd_nan], [DOUBLE()])[8:] == bytes.fromhex("000000000000f87f")
+    assert encode_row([odd_nan], [DOUBLE()])[8:] == bytes.fromhex("010000000000f8ff")
+    odd_float_nan = struct.unpack("<f", bytes.fromhex("0100c0ff"))[0]
+    assert encode_row([odd_float_nan], [FLOAT()])[8:12] == bytes.fromhex("0100c0ff")
+    assert encode_row([float("nan")], [DOUBLE()])[8:] == bytes.fromhex("000000000000f87f")
     assert math.isnan(decode_row(encode_row([odd_nan], [FLOAT()]), [FLOAT()])[0])
+    assert encode_row([-0.0], [DOUBLE()])[8:] == bytes.fromhex("0000000000000080")
 
 
 def test_strings_up_to_seven_bytes_are_inline() -> None:

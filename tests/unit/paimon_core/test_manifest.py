@@ -649,3 +649,18 @@ def test_decoding_1000_entries_is_fast() -> None:
     # ~6 ms on a slow 2-core machine; fastavro's generic reader alone takes ~10 ms.
     assert _best_ms(lambda: deserialize_manifest(data)) < 25
     assert _best_ms(lambda: serialize_manifest(entries[:1]), 20) < 1
+
+
+def test_partition_stats_order_floats_as_double_compare_to() -> None:
+    """Java's full-mode collector uses ``Double.compareTo``: -0.0 < 0.0 and NaN is the max,
+    whichever partition comes first (paimon-oracle: partitions 1.0, NaN, -0.0, 0.0 gave
+    min -0.0 and max NaN)."""
+    from paimon_core.binary_row import serialize_row
+    from paimon_core.manifest import partition_stats
+    from paimon_core.types import DOUBLE
+
+    types = [DOUBLE()]
+    for values in ([float("nan"), 1.0, 0.0, -0.0], [1.0, float("nan"), -0.0, 0.0]):
+        stats = partition_stats([serialize_row([v], types) for v in values], types)
+        assert stats.min_values == serialize_row([-0.0], types)
+        assert stats.max_values == serialize_row([float("nan")], types)

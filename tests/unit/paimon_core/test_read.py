@@ -185,3 +185,37 @@ def test_empty_read_has_the_table_schema(warehouse: str) -> None:
     got = table.new_read().to_arrow([])
     assert got.num_rows == 0 and got.column_names == ["k", "v", "dt"]
     assert not got.schema.field("k").nullable
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()], ids=["double", "float"])
+def test_merge_keeps_one_row_per_float_key_as_java_compare(
+    warehouse: str, arrow_type: pa.DataType
+) -> None:
+    """Upserts of NaN, -inf, +inf, -0.0, 0.0 and 1.5 replace their key: NaN is one key, the
+    two zeros are two keys."""
+    schema = pa.schema([pa.field("k", arrow_type, False), ("v", pa.string())])
+    table = _table(warehouse, "f", schema, primary_keys=["k"], options={"bucket": "1"})
+    ks = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, 1.5]
+    table.write_arrow(pa.table({"k": ks, "v": [f"a{i}" for i in range(6)]}, schema=schema))
+    table.write_arrow(pa.table({"k": ks[::-1], "v": [f"b{i}" for i in range(6)]}, schema=schema))
+    got = sorted((str(r["k"]), r["v"]) for r in table.to_arrow().to_pylist())
+    assert got == [
+        ("-0.0", "b2"),
+        ("-inf", "b4"),
+        ("0.0", "b1"),
+        ("1.5", "b0"),
+        ("inf", "b3"),
+        ("nan", "b5"),
+    ]
+
+
+def test_float_sequence_fields_compare_as_java(warehouse: str) -> None:
+    """A DOUBLE ``sequence.field`` orders as ``Double.compare``: 0.0 beats a later -0.0 and
+    NaN beats every number."""
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("s", pa.float64()), ("v", pa.string())])
+    table = _table(
+        warehouse, "s", schema, primary_keys=["k"], options={"bucket": "1", "sequence.field": "s"}
+    )
+    table.write_arrow(pa.table({"k": [1, 2], "s": [0.0, float("nan")], "v": ["a", "a"]}, schema))
+    table.write_arrow(pa.table({"k": [1, 2], "s": [-0.0, 1e300], "v": ["b", "b"]}, schema))
+    assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [(1, "a"), (2, "a")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -11,7 +12,14 @@ import pytest
 from paimon_core.binary_row import serialize_row
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
+from paimon_core.manifest import (
+    EMPTY_ROW,
+    EMPTY_STATS,
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    SimpleStats,
+)
 from paimon_core.scan import Split, TableScan
 from paimon_core.schema import RenameColumn
 from paimon_core.snapshot import CommitKind, Snapshot
@@ -204,3 +212,92 @@ def test_planning_10000_files_is_fast(warehouse: str) -> None:
         best = min(best, time.perf_counter() - start)
     assert len(splits) == 1000 and _files(splits) == 10_000
     assert best < 0.5, f"planning 10,000 files took {best * 1000:.0f} ms"
+
+
+NAN = float("nan")
+# Predicates a NaN satisfies under Spark's semantics (NaN = NaN, NaN above every value).
+NAN_MATCHES = [("=", NAN), (">", 5.0), (">=", 5.0), (">=", NAN), ("<=", NAN), ("!=", 1.5)]
+
+
+FLOAT_SCHEMA = pa.schema([pa.field("x", pa.float64(), False), ("v", pa.string())])
+
+
+def _float_table(warehouse: str, name: str, **kw: Any) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog.create_table(f"db.{name}", FLOAT_SCHEMA, **kw)
+
+
+def _commit_with_bounds(table: FileStoreTable, data: pa.Table, low: float, high: float) -> None:
+    """Commit ``data`` with the min/max an older writer stored: bounds that leave NaN out."""
+    write = table.new_write()
+    write.write_arrow(data)
+    types = [table.schema.field("x").type, table.schema.field("v").type]
+    old = SimpleStats(serialize_row([low, "a"], types), serialize_row([high, "z"], types), (0, 0))
+    key_type = [types[0]]
+    old_key = SimpleStats(serialize_row([low], key_type), serialize_row([high], key_type), (0,))
+    messages = []
+    for m in write.prepare_commit():
+        files = tuple(
+            dataclasses.replace(
+                f,
+                value_stats=old,
+                value_stats_cols=None,
+                key_stats=old_key if table.is_primary_key_table else f.key_stats,
+            )
+            for f in m.new_files
+        )
+        messages.append(dataclasses.replace(m, new_files=files))
+    table.new_commit().commit(messages)
+
+
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
+def test_stats_pruning_keeps_files_whose_nan_may_match(warehouse: str, pk: bool) -> None:
+    kw: dict[str, Any] = {"primary_keys": ["x"], "options": {"bucket": "1"}} if pk else {}
+    table = _float_table(warehouse, "t", **kw)
+    data = pa.table({"x": [1.0, NAN, 2.0], "v": ["a", "b", "z"]}, schema=FLOAT_SCHEMA)
+    _commit_with_bounds(table, data, 1.0, 2.0)  # older writers: bounds without the NaN
+    table.write_arrow(data)  # this writer: no bounds, as Java
+    for op, literal in NAN_MATCHES:
+        assert _files(table.new_scan().plan(predicate=[("x", op, literal)])) == 2, (op, literal)
+    # Bounds still prune what neither a NaN nor a value inside them can satisfy.
+    assert _files(table.new_scan().plan(predicate=[("x", "=", 7.0)])) == 1
+    assert _files(table.new_scan().plan(predicate=[("x", "<", 0.5)])) == 1
+    assert _files(table.new_scan().plan(predicate=[("x", "<=", -1.0)])) == 1
+
+
+def test_partition_pruning_matches_nan_and_signed_zero_partitions(warehouse: str) -> None:
+    table = _float_table(warehouse, "p", partition_keys=["x"])
+    data = pa.table({"x": [NAN, 1.0, -0.0], "v": ["n", "one", "zero"]}, schema=FLOAT_SCHEMA)
+    table.write_arrow(data)
+
+    def partitions(op: str, literal: Any) -> list[str]:
+        splits = table.new_scan().plan(predicate=[("x", op, literal)])
+        return sorted(str(s.partition_values[0]) for s in splits)
+
+    assert partitions("=", NAN) == ["nan"]
+    assert partitions(">", 5.0) == ["nan"]
+    assert partitions(">=", 1.0) == ["1.0", "nan"]
+    assert partitions("<", NAN) == ["-0.0", "1.0"]
+    assert partitions("!=", 1.0) == ["-0.0", "nan"]
+    assert partitions("=", 0.0) == ["-0.0"]  # Spark: -0.0 = 0.0
+    assert partitions(">", NAN) == []
+
+
+def test_float_bounds_prove_only_what_a_nan_cannot_break() -> None:
+    from paimon_core.scan import stats_may_match
+    from paimon_core.stats import ColumnStats
+
+    old = ColumnStats(1.0, 2.0, 0)  # an older writer's bounds of [1.0, NaN, 2.0]
+    assert stats_may_match(">", 5.0, old, 3)
+    assert stats_may_match("=", NAN, old, 3)
+    assert stats_may_match("=", "NaN", old, 3)  # SQL hands literals over as text
+    assert not stats_may_match("=", 7.0, old, 3)
+    assert not stats_may_match(">", NAN, old, 3)  # nothing is above NaN
+    # Older partition stats took the first NaN as both bounds, whatever followed.
+    assert stats_may_match("<", 1.0, ColumnStats(NAN, NAN, 0), 3)
+    # Java's partition stats: NaN is the max.
+    java = ColumnStats(-0.0, NAN, 0)
+    assert stats_may_match("<=", 0.0, java, 3)
+    assert not stats_may_match("<", -1.0, java, 3)
+    assert stats_may_match("=", 0, ColumnStats(-0.0, -0.0, 0), 1)  # Spark: -0.0 = 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from decimal import Decimal
 
 import pyarrow as pa
@@ -25,7 +26,7 @@ from paimon_core.stats import (
     truncate_min,
     value_stats_modes,
 )
-from paimon_core.types import BIGINT, DOUBLE, STRING, TIMESTAMP_LTZ, DataField
+from paimon_core.types import BIGINT, DOUBLE, FLOAT, STRING, TIMESTAMP_LTZ, DataField
 
 TRUNC16 = StatsMode("truncate", 16)
 
@@ -108,3 +109,30 @@ def test_ltz_type_serializes_after_normalising() -> None:
     field = DataField(0, "t", TIMESTAMP_LTZ(6))
     stats, _ = dense_value_stats([s], [field])
     assert decode_stats(stats, [field.type])[0].max == dt.datetime(2024, 1, 1)
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()], ids=["double", "float"])
+def test_float_stats_follow_javas_parquet_footer(arrow_type: pa.DataType) -> None:
+    """paimon-oracle: a column holding a NaN anywhere gets null min/max (null count kept), a
+    zero min is stored as -0.0 and a zero max as +0.0, so that no zero is ever pruned."""
+    nan = float("nan")
+
+    def stats(values: list) -> ColumnStats:
+        return column_stats(pa.array(values, arrow_type), TRUNC16)
+
+    assert stats([1.0, nan, 2.0]) == ColumnStats(None, None, 0)
+    assert stats([None, nan, -1.0]) == ColumnStats(None, None, 1)
+    zero_min = stats([0.0, 2.0])
+    assert (zero_min.min, math.copysign(1, zero_min.min), zero_min.max) == (0.0, -1, 2.0)
+    zero_max = stats([-0.0, -2.0])
+    assert (zero_max.min, zero_max.max, math.copysign(1, zero_max.max)) == (-2.0, 0.0, 1)
+    assert stats([float("-inf"), float("inf")]) == ColumnStats(float("-inf"), float("inf"), 0)
+    assert column_stats(pa.array([1.0, nan], arrow_type), StatsMode("counts")).null_count == 0
+
+
+def test_stats_of_float_columns_store_the_signed_zeros() -> None:
+    fields = [DataField(0, "x", DOUBLE()), DataField(1, "y", FLOAT())]
+    data = pa.table({"x": [0.0, 1.0], "y": pa.array([-3.0, -0.0], pa.float32())})
+    stats, _ = dense_value_stats(collect_stats(data, fields, [TRUNC16] * 2), fields)
+    assert stats.min_values == serialize_row([-0.0, -3.0], [DOUBLE(), FLOAT()])
+    assert stats.max_values == serialize_row([1.0, 0.0], [DOUBLE(), FLOAT()])

@@ -372,3 +372,26 @@ def test_parquet_physical_types_follow_java(warehouse: str) -> None:
     nanos = catalog.create_table("db.nanos", pa.schema([("t", pa.timestamp("ns"))]))
     with pytest.raises(UnsupportedFeature, match="precision above 6"):
         nanos.new_write()
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()], ids=["double", "float"])
+def test_float_keys_sort_and_deduplicate_as_java_compare(
+    warehouse: str, arrow_type: pa.DataType
+) -> None:
+    """Java: -0.0 < 0.0 are two keys; all NaNs are one key, larger than +Infinity."""
+    schema = pa.schema([pa.field("k", arrow_type, False), ("v", pa.string())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.f", schema, primary_keys=["k"], options={"bucket": "1"})
+    nan, inf = float("nan"), float("inf")
+    ks = [nan, 1.5, 0.0, -0.0, inf, -inf, nan]
+    write = table.new_write()
+    write.write_arrow(pa.table({"k": ks, "v": [str(i) for i in range(7)]}, schema=schema))
+    (message,) = write.prepare_commit()
+    (meta,) = message.new_files
+    written = _parquet(Path(table.path) / "bucket-0" / meta.file_name).to_pydict()
+    assert [str(k) for k in written["_KEY_k"]] == ["-inf", "-0.0", "0.0", "1.5", "inf", "nan"]
+    assert written["v"] == ["5", "3", "2", "1", "4", "6"]  # the later NaN row wins
+    key_type = table.schema.field("k").type
+    assert str(deserialize_row(meta.min_key, [key_type])[0]) == "-inf"
+    assert str(deserialize_row(meta.max_key, [key_type])[0]) == "nan"
