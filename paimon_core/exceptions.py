@@ -53,5 +53,15 @@ class MetadataFormatError(PaimonError):
     """A metadata file (manifest, manifest list, index manifest) that is corrupt or of an unknown version."""
 
 
+class CorruptMetadata(PaimonError):
+    """A snapshot, tag, changelog or consumer file that exists but cannot be read as one
+    (torn, truncated, edited by hand, a required field missing, the wrong id).
+
+    Read as zeros and nulls such a file would look like an empty snapshot, and lifecycle
+    operations would then delete the files the real one uses: they stop instead, and the
+    message names the file so that it can be repaired or removed by hand.
+    """
+
+
 class UnsupportedFeature(PaimonError, NotImplementedError):
     """A table feature this implementation does not handle (merge engine, file format, ...)."""
