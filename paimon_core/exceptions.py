@@ -41,6 +41,11 @@ class CommitConflict(PaimonError):
     """Another writer changed the files this commit depends on; the commit was abandoned."""
 
 
+class CommitFileMissing(PaimonError):
+    """A file a commit would publish no longer exists (removed after it was written, e.g. by
+    orphan removal with a recent ``older_than``): the commit published nothing."""
+
+
 class SchemaError(PaimonError):
     """A schema or data type that cannot be parsed or is not supported."""
 
