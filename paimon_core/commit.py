@@ -15,12 +15,15 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.binary_row import deserialize_row
 from paimon_core.commit_message import CommitMessage
-from paimon_core.exceptions import CommitConflict, InvalidArgument
+from paimon_core.dynamic_bucket import index_file_path
+from paimon_core.exceptions import CommitConflict, CommitFileMissing, InvalidArgument
+from paimon_core.fileio import LocalFileIO
 from paimon_core.live_files import LiveFiles, checkout, cover, give_back
 from paimon_core.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest_merge import ManifestMerger
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+_PARALLEL_CHECKS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,6 +369,7 @@ class FileStoreCommit:
                 watermark=watermark,
                 properties=dict(properties) if properties else None,
             )
+            self._check_added_files_exist(changes)
             if not table.snapshot_manager.commit(snapshot):
                 self._delete_manifests(written)
                 return None
@@ -373,6 +378,54 @@ class FileStoreCommit:
             raise
         self._last = (snapshot, base + delta)
         return snapshot
+
+    def _check_added_files_exist(self, changes: _Changes) -> None:
+        """Every data, extra and index file the snapshot adds exists, one ``exists`` each.
+
+        Checked last before publishing: a file deleted after it was written (orphan removal
+        with a recent ``older_than`` between a writer's prepare and its commit) would
+        otherwise be published in a snapshot that nobody can read.
+        """
+        io = self.table.file_io
+        paths = list(self._added_paths(changes))
+        if isinstance(io, LocalFileIO) or len(paths) < 2:
+            found: Iterable[bool] = map(io.exists, paths)
+        else:  # an object store answers each in milliseconds: ask in parallel
+            with ThreadPoolExecutor(min(_PARALLEL_CHECKS, len(paths))) as pool:
+                found = list(pool.map(io.exists, paths))
+        for path, exists in zip(paths, found):
+            if not exists:
+                raise CommitFileMissing(
+                    f"Cannot commit: {path} no longer exists (deleted after it was written, "
+                    "e.g. by remove_orphan_files); nothing was published"
+                )
+
+    def _added_paths(self, changes: _Changes) -> Iterable[str]:
+        """Data files the commit adds (with their extra files), then its new index files."""
+        bucket_dirs: dict[tuple[bytes, int], str] = {}
+
+        def bucket_dir(partition: bytes, bucket: int) -> str:
+            key = (partition, bucket)
+            directory = bucket_dirs.get(key)
+            if directory is None:
+                directory = self._data_file_path(partition, bucket, "", None)[:-1]
+                bucket_dirs[key] = directory
+            return directory
+
+        for e in changes.entries:
+            if e.kind != FileKind.ADD:
+                continue
+            f = e.file
+            if f.external_path:
+                yield f.external_path
+                directory = f.external_path.rsplit("/", 1)[0]
+            else:
+                directory = bucket_dir(e.partition, e.bucket)
+                yield f"{directory}/{f.file_name}"
+            for extra in f.extra_files:
+                yield f"{directory}/{extra}"
+        for i in changes.new_index:
+            yield index_file_path(self.table.path, i)  # where the writer put it
 
     def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:
         deleted = {i.file_name for i in changes.deleted_index}

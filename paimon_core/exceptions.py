@@ -41,6 +41,11 @@ class CommitConflict(PaimonError):
     """Another writer changed the files this commit depends on; the commit was abandoned."""
 
 
+class CommitFileMissing(PaimonError):
+    """A file a commit would publish no longer exists (removed after it was written, e.g. by
+    orphan removal with a recent ``older_than``): the commit published nothing."""
+
+
 class SchemaError(PaimonError):
     """A schema or data type that cannot be parsed or is not supported."""
 
@@ -51,6 +56,16 @@ class InvalidArgument(PaimonError):
 
 class MetadataFormatError(PaimonError):
     """A metadata file (manifest, manifest list, index manifest) that is corrupt or of an unknown version."""
+
+
+class CorruptMetadata(PaimonError):
+    """A snapshot, tag, changelog or consumer file that exists but cannot be read as one
+    (torn, truncated, edited by hand, a required field missing, the wrong id).
+
+    Read as zeros and nulls such a file would look like an empty snapshot, and lifecycle
+    operations would then delete the files the real one uses: they stop instead, and the
+    message names the file so that it can be repaired or removed by hand.
+    """
 
 
 class UnsupportedFeature(PaimonError, NotImplementedError):

@@ -29,7 +29,6 @@ each commit as Paimon's ``newExpireRunnable``. Deliberate differences, all keepi
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -39,7 +38,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from paimon_core.commit import BATCH_COMMIT_IDENTIFIER, register_post_commit_hook
-from paimon_core.exceptions import InvalidArgument
+from paimon_core.exceptions import CorruptMetadata, InvalidArgument
 from paimon_core.file_deletion import (
     DeletionPlan,
     TableFiles,
@@ -48,7 +47,7 @@ from paimon_core.file_deletion import (
     plan_expiry,
 )
 from paimon_core.paths import CONSUMER_DIR, CONSUMER_PREFIX, POSTPONE_BUCKET, branch_path
-from paimon_core.snapshot import ChangelogManager
+from paimon_core.snapshot import ChangelogManager, corrupt_file, load_json
 
 if TYPE_CHECKING:
     from paimon_core.options import CoreOptions
@@ -76,23 +75,37 @@ class ExpireResult:
 
 
 def min_consumer_snapshot(table: FileStoreTable) -> int | None:
-    """The smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``)."""
+    """The smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``).
+
+    Raises:
+        CorruptMetadata: a consumer file cannot be read; that consumer may need any
+            snapshot, so expiry stops rather than ignore it (as Java's ``ConsumerManager``).
+    """
     manager = table.snapshot_manager
     directory = f"{branch_path(table.path.rstrip('/'), manager.branch)}/{CONSUMER_DIR}"
     found: int | None = None
     for name in table.file_io.list_names(directory):
         if not name.startswith(CONSUMER_PREFIX):
             continue
+        path = f"{directory}/{name}"
         try:
-            data = json.loads(table.file_io.read_bytes(f"{directory}/{name}"))
-            next_snapshot = int(data["nextSnapshot"])
+            data = table.file_io.read_bytes(path)
         except FileNotFoundError:
             continue
-        except (ValueError, KeyError, TypeError) as err:
-            logger.warning("Ignoring unreadable consumer file %s: %s", name, err)
-            continue
+        next_snapshot = _next_snapshot(path, data)
         found = next_snapshot if found is None else min(found, next_snapshot)
     return found
+
+
+def _next_snapshot(path: str, data: bytes) -> int:
+    try:
+        consumer = load_json(data)
+        value = consumer.get("nextSnapshot") if isinstance(consumer, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CorruptMetadata("'nextSnapshot' must be an integer")
+    except CorruptMetadata as err:
+        raise corrupt_file("Consumer", path, err) from None
+    return value
 
 
 def changelog_decoupled(

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from paimon_core.exceptions import PaimonError
+from paimon_core.exceptions import CorruptMetadata, PaimonError
 from paimon_core.fileio import FileIO, LocalFileIO
 from paimon_core.manifest import (
     MANIFEST_LIST_VERSION,
@@ -1108,6 +1108,8 @@ def plan_tag_deletion(
             neighbours.append(right)
         try:
             plan = plan.merge(_plan_tagged_snapshot(files, tagged, neighbours, earliest))
+        except CorruptMetadata:
+            raise
         except (FileNotFoundError, PaimonError) as err:
             logger.info("Skip cleaning files of the tag of snapshot %d: %s", sid, err)
     return _keep_changelog_reads(plan, changelog_usage(table, files))

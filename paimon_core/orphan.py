@@ -37,9 +37,8 @@ from paimon_core.paths import (
     SNAPSHOT_PREFIX,
     STATISTICS_DIR,
     TAG_DIR,
-    branch_path,
 )
-from paimon_core.snapshot import Snapshot, SnapshotManager, snapshot_from_json
+from paimon_core.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from paimon_core.tag import TagManager
 
 if TYPE_CHECKING:
@@ -159,16 +158,11 @@ class _UsedNames:
             tag = tags.try_get(name)
             if tag is not None:
                 self.add_snapshot(tag.snapshot, tags.tag_path(name))
-        changelog_dir = f"{branch_path(root, branch)}/{CHANGELOG_DIR}"
-        for name in io.list_names(changelog_dir):
-            rest = name[len(CHANGELOG_PREFIX) :]
-            if name.startswith(CHANGELOG_PREFIX) and rest.isascii() and rest.isdigit():
-                path = f"{changelog_dir}/{name}"
-                try:
-                    changelog = snapshot_from_json(io.read_bytes(path))
-                except FileNotFoundError:
-                    continue
-                self.add_snapshot(changelog, path)
+        changelogs = ChangelogManager(io, root, branch)
+        for changelog_id in changelogs.list_snapshot_ids():
+            changelog = changelogs.try_snapshot(changelog_id)
+            if changelog is not None:
+                self.add_snapshot(changelog, changelogs.snapshot_path(changelog_id))
 
 
 def _branches(file_io: FileIO, root: str) -> list[str]:

@@ -172,8 +172,8 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
     deletion = DeletionPlan(**metadata)
     if removed:
         files = TableFiles(table)
+        keep = [target, *_branch_keepers(table)]  # a corrupt branch snapshot or tag raises
         try:
-            keep = [target, *_branch_keepers(table)]
             deletion = plan_removal(table, list(removed.values()), keep, files=files, **metadata)
         except (FileNotFoundError, PaimonError) as err:
             logger.warning("Rollback keeps the files of removed snapshots (orphans): %s", err)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from paimon_core.exceptions import SnapshotNotFound
+from paimon_core.exceptions import CorruptMetadata, SnapshotNotFound
 from paimon_core.fileio import FileIO
 from paimon_core.paths import (
     CHANGELOG_DIR,
@@ -106,17 +106,33 @@ JSON_NAMES: dict[str, str] = {
 assert set(JSON_NAMES) == {f.name for f in fields(Snapshot)}
 # Java writes these even when null; every other nullable property is omitted.
 ALWAYS_WRITTEN = frozenset({"baseManifestList", "deltaManifestList", "commitUser"})
-_PRIMITIVES = frozenset(
+# Keys every Paimon version and pypaimon write (Java's creator has no defaults for them that
+# make sense): a file without one is damaged. The manifest lists may be null (Java's TagTest
+# writes such a tag), but a snapshot of a table must name them (``require_manifest_lists``).
+REQUIRED_KEYS = (
+    "id",
+    "schemaId",
+    "baseManifestList",
+    "deltaManifestList",
+    "commitUser",
+    "commitIdentifier",
+    "commitKind",
+    "timeMillis",
+)
+# Java primitives that Paimon <= 0.3 or pypaimon may leave out: 0 then, as Jackson reads them.
+_DEFAULT_ZERO = frozenset({"version", "totalRecordCount", "deltaRecordCount"})
+_REQUIRED_LONGS = frozenset({"id", "schemaId", "commitIdentifier", "timeMillis"})
+_NULLABLE_LONGS = frozenset(
     {
-        "version",
-        "snapshot_id",
-        "schema_id",
-        "commit_identifier",
-        "time_millis",
-        "total_record_count",
-        "delta_record_count",
+        "baseManifestListSize",
+        "deltaManifestListSize",
+        "changelogManifestListSize",
+        "changelogRecordCount",
+        "watermark",
+        "nextRowId",
     }
 )
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _FIELDS = tuple(JSON_NAMES.items())
 
 
@@ -145,30 +161,108 @@ def snapshot_to_json(snapshot: Snapshot) -> str:
 _COMMIT_KINDS = {kind.value: kind for kind in CommitKind}
 
 
+def _json_kind(value: object) -> str:
+    """How a JSON value reads in an error message: ``a string``, ``an array``, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a number"
+
+
+def _long(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not _LONG_MIN <= value <= _LONG_MAX:
+        raise CorruptMetadata(f"'{key}' must be a 64-bit integer, not {_json_kind(value)}")
+    return value
+
+
+def _field(key: str, value: Any) -> Any:
+    """The value of JSON ``key``, checked against its Java type (None when null)."""
+    if value is None:
+        if key in _REQUIRED_LONGS or key == "commitKind":
+            raise CorruptMetadata(f"'{key}' must not be null")
+        return 0 if key in _DEFAULT_ZERO else None
+    if key in _REQUIRED_LONGS or key in _DEFAULT_ZERO or key in _NULLABLE_LONGS:
+        return _long(key, value)
+    if key == "commitKind":
+        kind = _COMMIT_KINDS.get(value.upper()) if isinstance(value, str) else None
+        if kind is None:
+            raise CorruptMetadata(f"'commitKind' {value!r} is not one of {list(_COMMIT_KINDS)}")
+        return kind
+    if key == "logOffsets":
+        if not isinstance(value, Mapping):
+            raise CorruptMetadata(f"'logOffsets' must be an object, not {_json_kind(value)}")
+        try:
+            return {int(k): _long(key, v) for k, v in value.items()}
+        except ValueError as err:
+            raise CorruptMetadata(f"'logOffsets' has a key that is not a number: {err}") from None
+    if key == "properties":
+        if not isinstance(value, Mapping) or any(
+            isinstance(v, Mapping | list) for v in value.values()
+        ):
+            raise CorruptMetadata("'properties' must be an object of strings")
+        return {str(k): str(v) for k, v in value.items()}
+    if not isinstance(value, str):
+        raise CorruptMetadata(f"'{key}' must be a string, not {_json_kind(value)}")
+    return value
+
+
 def snapshot_from_dict(data: Mapping[str, Any]) -> Snapshot:
-    """Parse a snapshot (or tag) JSON object; unknown keys are ignored, missing numbers are 0."""
+    """Parse a snapshot (or tag) JSON object; unknown keys are ignored.
+
+    Keys that old Paimon versions or pypaimon leave out default as Java reads them
+    (``version`` and the record counts 0, the rest null); a missing required key
+    (``REQUIRED_KEYS``) or a value of the wrong type raises ``CorruptMetadata``, since
+    read as zeros and nulls a damaged file looks like an empty snapshot.
+    """
+    if not isinstance(data, Mapping):
+        raise CorruptMetadata(f"expected a JSON object, found {_json_kind(data)}")
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        names = ", ".join(map(repr, missing))
+        raise CorruptMetadata(
+            f"required field {names} is missing"
+            if len(missing) == 1
+            else f"required fields {names} are missing"
+        )
     get = data.get
-    kwargs = {attr: get(key) for attr, key in _FIELDS}
-    for attr in _PRIMITIVES:
-        if kwargs[attr] is None:
-            kwargs[attr] = 0
-    kind = kwargs["commit_kind"]
-    kwargs["commit_kind"] = (
-        CommitKind.APPEND
-        if kind is None
-        else (isinstance(kind, str) and _COMMIT_KINDS.get(kind)) or CommitKind(str(kind).upper())
-    )
-    offsets = kwargs["log_offsets"]
-    if offsets is not None:
-        kwargs["log_offsets"] = {int(k): int(v) for k, v in offsets.items()}
-    properties = kwargs["properties"]
-    if properties is not None:
-        kwargs["properties"] = {str(k): str(v) for k, v in properties.items()}
-    return Snapshot(**kwargs)
+    return Snapshot(**{attr: _field(key, get(key)) for attr, key in _FIELDS})
+
+
+def load_json(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads``, failing with ``CorruptMetadata`` (bad UTF-8, syntax, nesting depth)."""
+    try:
+        return json.loads(text, **kwargs)
+    except (ValueError, RecursionError) as err:
+        reason = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err
+        raise CorruptMetadata(f"not valid JSON ({reason})") from None
 
 
 def snapshot_from_json(text: str | bytes) -> Snapshot:
-    return snapshot_from_dict(json.loads(text))
+    """Parse a snapshot file's text; ``CorruptMetadata`` when it is not a snapshot."""
+    return snapshot_from_dict(load_json(text))
+
+
+def require_manifest_lists(snapshot: Snapshot) -> None:
+    """A snapshot of a table names its base and delta manifest lists: without them it would
+    read as empty, and expiry or orphan removal would delete the files it uses."""
+    for key, name in (
+        ("baseManifestList", snapshot.base_manifest_list),
+        ("deltaManifestList", snapshot.delta_manifest_list),
+    ):
+        if not name:
+            raise CorruptMetadata(f"'{key}' is {'null' if name is None else 'empty'}")
+
+
+def corrupt_file(what: str, path: str, err: CorruptMetadata) -> CorruptMetadata:
+    """``err`` (what is wrong) as the one-line error naming the file."""
+    return CorruptMetadata(f"{what} file {path} is corrupt: {err}")
 
 
 class RawJson(str):
@@ -297,8 +391,19 @@ class SnapshotManager:
         if cached is not None and cached[2] == data:
             snapshot = cached[0]
         else:
-            snapshot = snapshot_from_json(data)
+            snapshot = self._parse(path, snapshot_id, data)
         self._remember(snapshot_id, snapshot, version, data)
+        return snapshot
+
+    def _parse(self, path: str, snapshot_id: int, data: bytes) -> Snapshot:
+        """The snapshot in ``data``, checked to be snapshot ``snapshot_id`` of a table."""
+        try:
+            snapshot = snapshot_from_json(data)
+            if snapshot.snapshot_id != snapshot_id:
+                raise CorruptMetadata(f"it holds id {snapshot.snapshot_id}, not {snapshot_id}")
+            require_manifest_lists(snapshot)
+        except CorruptMetadata as err:
+            raise corrupt_file(self.WHAT, path, err) from None
         return snapshot
 
     def _hit(self, snapshot_id: int, snapshot: Snapshot) -> Snapshot:
@@ -308,6 +413,11 @@ class SnapshotManager:
         return snapshot
 
     def try_snapshot(self, snapshot_id: int, *, fresh: bool = False) -> Snapshot | None:
+        """The snapshot, or None when it does not exist (e.g. expired meanwhile).
+
+        A file that exists but is corrupt raises ``CorruptMetadata``: only a vanished
+        snapshot may be skipped, never one that cannot be read.
+        """
         try:
             return self.snapshot(snapshot_id, fresh=fresh)
         except SnapshotNotFound:
@@ -340,7 +450,7 @@ class SnapshotManager:
         return ids
 
     def snapshots(self) -> list[Snapshot]:
-        """All snapshots in id order (ones deleted while reading are skipped)."""
+        """All snapshots in id order (ones deleted while reading are skipped, corrupt ones raise)."""
         return [s for s in map(self.try_snapshot, self.list_snapshot_ids()) if s is not None]
 
     def _read_hint(self, path: str) -> int | None:

@@ -7,20 +7,23 @@ so that Paimon readers up to 0.7 can still read plain tags.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from paimon_core.exceptions import TagNotFound
+from paimon_core.exceptions import CorruptMetadata, TagNotFound
 from paimon_core.fileio import FileIO
 from paimon_core.paths import TAG_DIR, TAG_PREFIX, branch_path
 from paimon_core.snapshot import (
     RawJson,
     Snapshot,
+    corrupt_file,
     jackson_json,
+    load_json,
+    require_manifest_lists,
     snapshot_from_dict,
     snapshot_to_dict,
     snapshot_to_json,
@@ -125,19 +128,29 @@ def tag_to_json(tag: Tag) -> str:
     return jackson_json(tag_to_dict(tag))
 
 
-def tag_from_dict(data: dict[str, Any]) -> Tag:
+def tag_from_dict(data: Mapping[str, Any]) -> Tag:
+    """A tag from its JSON object; ``CorruptMetadata`` when it is not one."""
+    snapshot = snapshot_from_dict(data)
     create = data.get(TAG_CREATE_TIME)
     retained = data.get(TAG_TIME_RETAINED)
-    return Tag(
-        snapshot_from_dict(data),
-        local_date_time_from_json(create) if create is not None else None,
-        duration_from_json(retained) if retained is not None else None,
-    )
+    try:
+        create_time = local_date_time_from_json(create) if create is not None else None
+    except (TypeError, ValueError, ArithmeticError):
+        raise CorruptMetadata(f"'{TAG_CREATE_TIME}' {create!r} is not a date-time") from None
+    try:
+        time_retained = duration_from_json(retained) if retained is not None else None
+    except (TypeError, ValueError, ArithmeticError):
+        raise CorruptMetadata(f"'{TAG_TIME_RETAINED}' {retained!r} is not a duration") from None
+    return Tag(snapshot, create_time, time_retained)
 
 
 def tag_from_json(text: str | bytes) -> Tag:
-    """Parse a tag file of Java or pypaimon (pretty or compact, any number forms)."""
-    return tag_from_dict(json.loads(text, parse_float=Decimal))
+    """Parse a tag file of Java or pypaimon (pretty or compact, any number forms).
+
+    Raises:
+        CorruptMetadata: the text is not a tag.
+    """
+    return tag_from_dict(load_json(text, parse_float=Decimal))
 
 
 class TagManager:
@@ -156,14 +169,26 @@ class TagManager:
         return self.file_io.exists(self.tag_path(name))
 
     def get(self, name: str) -> Tag:
-        """The tag ``name``; raises ``TagNotFound`` when there is no such tag."""
+        """The tag ``name``.
+
+        Raises:
+            TagNotFound: there is no such tag.
+            CorruptMetadata: the tag file cannot be read as a tag of a table.
+        """
+        path = self.tag_path(name)
         try:
-            text = self.file_io.read_bytes(self.tag_path(name))
+            text = self.file_io.read_bytes(path)
         except FileNotFoundError:
             raise TagNotFound(f"Tag '{name}' doesn't exist.") from None
-        return tag_from_json(text)
+        try:
+            tag = tag_from_json(text)
+            require_manifest_lists(tag.snapshot)
+        except CorruptMetadata as err:
+            raise corrupt_file("Tag", path, err) from None
+        return tag
 
     def try_get(self, name: str) -> Tag | None:
+        """The tag, or None when it does not exist (deleted meanwhile); corrupt ones raise."""
         try:
             return self.get(name)
         except TagNotFound:
@@ -179,7 +204,11 @@ class TagManager:
         )
 
     def list_tags(self) -> dict[str, Tag]:
-        """All tags by name, ordered by snapshot id then name (deleted-while-listing skipped)."""
+        """All tags by name, ordered by snapshot id then name (deleted-while-listing skipped).
+
+        Raises:
+            CorruptMetadata: a tag file cannot be read.
+        """
         tags = [(name, tag) for name in self.tag_names() if (tag := self.try_get(name))]
         tags.sort(key=lambda item: (item[1].snapshot.snapshot_id, item[0]))
         return dict(tags)

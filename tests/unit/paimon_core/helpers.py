@@ -1,8 +1,10 @@
-"""Helpers shared by the paimon_core tests: reading keys, snapshotting a directory, and a
-local file I/O that fails at a chosen step to simulate a crash or an I/O error."""
+"""Helpers shared by the paimon_core tests: reading keys, snapshotting a directory, a
+local file I/O that fails at a chosen step to simulate a crash or an I/O error, and a
+corpus of corrupt snapshot and tag files."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -99,3 +101,75 @@ def _counted(name: str) -> Callable[..., Any]:
 
 for _name in _WRAPPABLE:
     setattr(FailingIO, _name, _counted(_name))
+
+
+# ------------------------------------------------------------------ corrupt metadata files
+
+
+def _dump(data: Any) -> bytes:
+    return json.dumps(data).encode()
+
+
+def _without(*keys: str) -> Callable[[dict[str, Any]], bytes]:
+    return lambda good: _dump({k: v for k, v in good.items() if k not in keys})
+
+
+def _with(**values: Any) -> Callable[[dict[str, Any]], bytes]:
+    return lambda good: _dump({**good, **values})
+
+
+# Name -> the corrupt bytes made from a good snapshot or tag JSON object: every way a file
+# can parse badly or parse into something that is not a snapshot of a table.
+CORRUPT_JSON: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    "empty": lambda good: b"",
+    "blank": lambda good: b" \n",
+    "truncated": lambda good: _dump(good)[: len(_dump(good)) // 2],
+    "garbage-bytes": lambda good: b"\x00\x9f\xff garbage \x01",
+    "non-utf8": lambda good: _dump(good).replace(b'"commitUser": "', b'"commitUser": "\xe9'),
+    "array": lambda good: b"[]",
+    "number": lambda good: b"4",
+    "string": lambda good: b'"snapshot"',
+    "null": lambda good: b"null",
+    "deep-nesting": lambda good: b"[" * 100_000,
+    "only-version-and-id": lambda good: _dump({"version": 3, "id": good["id"]}),
+    "no-base-list": _without("baseManifestList"),
+    "no-delta-list": _without("deltaManifestList"),
+    "no-id": _without("id"),
+    "no-schema-id": _without("schemaId"),
+    "no-commit-kind": _without("commitKind"),
+    "no-time": _without("timeMillis"),
+    "null-base-list": _with(baseManifestList=None),
+    "empty-delta-list": _with(deltaManifestList=""),
+    "null-id": _with(id=None),
+    "id-string": lambda good: _dump({**good, "id": str(good["id"])}),
+    "id-float": lambda good: _dump({**good, "id": float(good["id"])}),
+    "id-bool": _with(id=True),
+    "id-beyond-long": _with(id=2**64),
+    "base-list-number": _with(baseManifestList=7),
+    "unknown-commit-kind": _with(commitKind="DELETE"),
+    "time-string": _with(timeMillis="yesterday"),
+    "record-count-string": _with(totalRecordCount="5"),
+    "log-offsets-array": _with(logOffsets=[1]),
+    "properties-string": _with(properties="k=v"),
+}
+# Only for snapshot-N (and changelog-N): a tag holds any snapshot id.
+CORRUPT_SNAPSHOT_JSON: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    **CORRUPT_JSON,
+    "id-mismatch": lambda good: _dump({**good, "id": good["id"] + 1}),
+}
+# Only for tag-<name>: its retention fields.
+CORRUPT_TAG_JSON: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    **CORRUPT_JSON,
+    "create-time-garbage": _with(tagCreateTime="garbage", tagTimeRetained=5),
+    "create-time-object": _with(tagCreateTime={"y": 1}, tagTimeRetained=5),
+    "retention-garbage": _with(tagCreateTime=[2024, 1, 1, 0, 0], tagTimeRetained="soon"),
+    "retention-array": _with(tagCreateTime=[2024, 1, 1, 0, 0], tagTimeRetained=[1]),
+}
+
+
+def corrupt_file(path: str, how: str, corpus: dict[str, Callable[[dict[str, Any]], bytes]]) -> None:
+    """Replace the JSON file at ``path`` by its ``how`` corruption from ``corpus``."""
+    with open(path, "rb") as f:
+        good = json.loads(f.read())
+    with open(path, "wb") as f:
+        f.write(corpus[how](good))

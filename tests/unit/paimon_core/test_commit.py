@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import multiprocessing
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,15 @@ import pytest
 from paimon_core import live_files
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.commit_message import CommitMessage
-from paimon_core.exceptions import AtomicCreateUnsupported, CommitConflict, InvalidArgument
+from paimon_core.exceptions import (
+    AtomicCreateUnsupported,
+    CommitConflict,
+    CommitFileMissing,
+    InvalidArgument,
+)
 from paimon_core.fileio import PyArrowFileIO
+from paimon_core.orphan import remove_orphan_files
+from paimon_core.read import data_file_path
 from paimon_core.rollback import rollback_to_snapshot
 from paimon_core.snapshot import CommitKind
 from paimon_core.table import FileStoreTable
@@ -388,3 +397,68 @@ def test_a_store_without_conditional_create_refuses_the_commit(tmp_path: Path) -
     assert "no conditional create" in message
     assert _listing(str(root)) == before
     assert _keys(local) == [1]
+
+
+def _prepared(table: FileStoreTable) -> list[CommitMessage]:
+    """Files written and commit messages prepared, all of it two days old (so orphan removal
+    takes the files for abandoned ones, as with ``older_than`` = now - 1 ms)."""
+    write = table.new_write()
+    write.write_arrow(_batch([2, 3]))
+    messages = write.prepare_commit()
+    past = os.path.getmtime(table.path) - 2 * 86_400
+    for directory, _, names in os.walk(table.path):
+        for name in names:
+            os.utime(os.path.join(directory, name), (past, past))
+    return messages
+
+
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "pk-dynamic-bucket"])
+def test_commit_of_files_removed_meanwhile_publishes_nothing(warehouse: str, pk: bool) -> None:
+    """write -> prepare commit -> orphan removal -> commit: no snapshot of missing files."""
+    kw: dict[str, Any] = {"primary_keys": ["k"], "options": {"bucket": "-1"}} if pk else {}
+    table = _table(warehouse, **kw)
+    table.write_arrow(_batch([1]))
+    messages = _prepared(table)
+    removed = remove_orphan_files(table).paths
+    data = next(m for m in messages if m.new_files)
+    first = data_file_path(table, (), data.bucket, data.new_files[0].file_name)
+    assert first in removed
+    before = _listing(table.path)
+    with pytest.raises(
+        CommitFileMissing, match=f"^Cannot commit: {re.escape(first)} no longer exists"
+    ):
+        table.new_commit().commit(messages)
+    assert _listing(table.path) == before  # its manifests and lists are removed again
+    assert table.snapshot_manager.latest_snapshot_id() == 1
+    assert _keys(table) == [1]
+
+
+def test_commit_of_a_missing_index_file_publishes_nothing(warehouse: str) -> None:
+    table = _table(warehouse, primary_keys=["k"], options={"bucket": "-1"})
+    messages = _prepared(table)
+    index = [i for m in messages for i in m.new_index_files]
+    assert index
+    path = f"{table.path}/index/{index[0].file_name}"
+    os.remove(path)
+    with pytest.raises(
+        CommitFileMissing, match=f"^Cannot commit: {re.escape(path)} no longer exists"
+    ):
+        table.new_commit().commit(messages)
+    assert table.snapshot_manager.latest_snapshot_id() is None
+    assert not os.listdir(f"{table.path}/manifest")
+
+
+def test_missing_file_among_many_on_an_object_store_publishes_nothing(warehouse: str) -> None:
+    """Off the local disk the existence checks run in parallel; the answer is the same."""
+    local = _table(warehouse, partition_keys=["dt"])
+    table = FileStoreTable(PyArrowFileIO(local.path), local.path, local.schema)
+    write = table.new_write()
+    for dt in "abcd":
+        write.write_arrow(_batch([1], dt))
+    messages = write.prepare_commit()
+    (path,) = glob.glob(f"{table.path}/dt=c/bucket-*/data-*")
+    os.remove(path)
+    with pytest.raises(CommitFileMissing, match=f"^Cannot commit: {re.escape(path)} no longer"):
+        table.new_commit().commit(messages)
+    assert table.snapshot_manager.latest_snapshot_id() is None
+    assert not os.listdir(f"{table.path}/manifest")

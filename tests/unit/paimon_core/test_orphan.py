@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from paimon_core.exceptions import InvalidArgument
+from paimon_core.exceptions import CorruptMetadata, InvalidArgument
 from paimon_core.expire import expire_snapshots
 from paimon_core.file_deletion import files_in_use
 from paimon_core.fileio import LocalFileIO
@@ -85,7 +85,7 @@ def test_old_unreferenced_files_go_and_everything_else_stays(warehouse: str) -> 
     # A tag that cannot be read might reference anything: refuse rather than guess.
     _put(root, "tag/tag-broken")
     _put(root, "manifest/manifest-dead-1")
-    with pytest.raises(ValueError):
+    with pytest.raises(CorruptMetadata, match=f"Tag file {root}/tag/tag-broken is corrupt"):
         remove_orphan_files(table)
     assert os.path.exists(f"{root}/manifest/manifest-dead-1")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -15,10 +16,11 @@ import pyarrow.fs as pafs
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import SnapshotNotFound
+from paimon_core.exceptions import CorruptMetadata, SnapshotNotFound
 from paimon_core.fileio import FileIO, FileStatus, LocalFileIO, PyArrowFileIO
 from paimon_core.snapshot import (
     JSON_NAMES,
+    ChangelogManager,
     CommitKind,
     Snapshot,
     SnapshotManager,
@@ -29,6 +31,7 @@ from paimon_core.snapshot import (
     snapshot_to_json,
 )
 from paimon_core.table import FileStoreTable
+from tests.unit.paimon_core.helpers import CORRUPT_SNAPSHOT_JSON, corrupt_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "paimon"
 PYPAIMON = FIXTURES / "pypaimon-2.1"
@@ -137,9 +140,19 @@ def test_java_10_shape_is_read_and_rewritten_in_142_shape() -> None:
     assert snapshot_from_json(out) == snapshot
 
 
-def test_nulls_always_written_and_missing_primitives_default_to_zero() -> None:
-    snapshot = snapshot_from_json('{"id": 4, "commitKind": "OVERWRITE", "unknown": 1}')
-    assert (snapshot.version, snapshot.schema_id, snapshot.time_millis) == (0, 0, 0)
+def test_nulls_always_written_and_optional_primitives_default_to_zero() -> None:
+    """Paimon <= 0.3 wrote no version and no record counts: Jackson reads them as 0."""
+    snapshot = snapshot_from_json(
+        '{"id": 4, "schemaId": 1, "baseManifestList": null, "deltaManifestList": null,'
+        ' "commitUser": null, "commitIdentifier": 7, "commitKind": "OVERWRITE",'
+        ' "timeMillis": 9, "unknown": 1}'
+    )
+    assert (snapshot.version, snapshot.total_record_count, snapshot.delta_record_count) == (
+        0,
+        0,
+        0,
+    )
+    assert (snapshot.schema_id, snapshot.commit_identifier, snapshot.time_millis) == (1, 7, 9)
     assert snapshot.commit_kind is CommitKind.OVERWRITE
     assert snapshot.base_manifest_list is None  # type: ignore[comparison-overlap]
     expected = (FIXTURES / "java/TagTest-plain").read_text()
@@ -447,3 +460,75 @@ def test_fresh_read_ignores_a_matching_version(tmp_path: Path) -> None:
     assert manager.snapshot(1).commit_user == "a"  # the coarse version matches: cached
     assert manager.snapshot(1, fresh=True).commit_user == "b"
     assert manager.latest_snapshot(fresh=True).commit_user == "b"  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------- corrupt files
+
+
+def _raises_naming(path: str, what: str = "Snapshot") -> pytest.RaisesContext[CorruptMetadata]:
+    return pytest.raises(
+        CorruptMetadata, match=f"^{what} file {re.escape(path)} is corrupt: [^\n]+$"
+    )
+
+
+@pytest.mark.parametrize("how", CORRUPT_SNAPSHOT_JSON)
+def test_corrupt_snapshot_file_is_a_clear_error_naming_it(tmp_path: Path, how: str) -> None:
+    manager = _manager(tmp_path)
+    assert len(manager.snapshots()) == 5  # cached: a corrupted file must not read as cached
+    path = manager.snapshot_path(3)
+    corrupt_file(path, how, CORRUPT_SNAPSHOT_JSON)
+    before = Path(path).read_bytes()
+    for read in (
+        lambda: manager.snapshot(3),
+        lambda: manager.try_snapshot(3),
+        lambda: manager.try_snapshot(3, fresh=True),
+        manager.snapshots,
+        lambda: manager.earlier_or_equal_time_millis(3_000),
+        lambda: SnapshotManager(LocalFileIO(), manager.table_path).snapshot(3),
+    ):
+        with _raises_naming(path):
+            read()
+    assert Path(path).read_bytes() == before
+    assert manager.snapshot(4).snapshot_id == 4
+
+
+def test_the_example_of_the_issue_lacks_its_manifest_lists(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    Path(manager.snapshot_path(4)).write_text('{"version":3,"id":4}')
+    with pytest.raises(CorruptMetadata) as error:
+        manager.snapshot(4)
+    assert str(error.value) == (
+        f"Snapshot file {manager.snapshot_path(4)} is corrupt: required fields 'schemaId', "
+        "'baseManifestList', 'deltaManifestList', 'commitUser', 'commitIdentifier', "
+        "'commitKind', 'timeMillis' are missing"
+    )
+
+
+@pytest.mark.parametrize(("hint", "snapshot_id"), [("LATEST", 5), ("EARLIEST", 1)])
+def test_hint_pointing_at_a_corrupt_snapshot_names_the_snapshot(
+    tmp_path: Path, hint: str, snapshot_id: int
+) -> None:
+    manager = _manager(tmp_path)
+    _hint(manager, hint, str(snapshot_id))
+    path = manager.snapshot_path(snapshot_id)
+    corrupt_file(path, "truncated", CORRUPT_SNAPSHOT_JSON)
+    read = manager.latest_snapshot if hint == "LATEST" else manager.earliest_snapshot
+    with _raises_naming(path):
+        read()
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00", b"{}", b"5" * 400, b"\x00"])
+def test_garbage_hint_bytes_fall_back_to_the_listing(tmp_path: Path, data: bytes) -> None:
+    manager = _manager(tmp_path)
+    Path(manager.latest_hint_path).write_bytes(data)
+    Path(manager.earliest_hint_path).write_bytes(data)
+    assert (manager.latest_snapshot_id(), manager.earliest_snapshot_id()) == (5, 1)
+
+
+def test_corrupt_changelog_file_names_it(tmp_path: Path) -> None:
+    changelogs = ChangelogManager(LocalFileIO(), str(tmp_path / "t"))
+    assert changelogs.commit(_snap(2))
+    path = changelogs.snapshot_path(2)
+    corrupt_file(path, "id-mismatch", CORRUPT_SNAPSHOT_JSON)
+    with _raises_naming(path, "Changelog"):
+        changelogs.try_snapshot(2)

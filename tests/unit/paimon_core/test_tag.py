@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from paimon_core.exceptions import TagNotFound
+from paimon_core.exceptions import CorruptMetadata, TagNotFound
 from paimon_core.fileio import LocalFileIO
 from paimon_core.snapshot import snapshot_from_json, snapshot_to_json
 from paimon_core.tag import (
@@ -24,6 +26,7 @@ from paimon_core.tag import (
     tag_from_json,
     tag_to_json,
 )
+from tests.unit.paimon_core.helpers import CORRUPT_TAG_JSON, corrupt_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "paimon"
 APP = FIXTURES / "pypaimon-2.1" / "app"
@@ -183,3 +186,31 @@ def test_manager_without_tags(tmp_path: Path) -> None:
     assert manager.list_tags() == {} and manager.tagged_snapshot_ids() == []
     branch = TagManager(LocalFileIO(), str(tmp_path / "t"), branch="b1")
     assert branch.tag_path("x") == f"{tmp_path}/t/branch/branch-b1/tag/tag-x"
+
+
+@pytest.mark.parametrize("how", CORRUPT_TAG_JSON)
+def test_corrupt_tag_file_is_a_clear_error_naming_it(tmp_path: Path, how: str) -> None:
+    manager = _manager(tmp_path)
+    path = manager.tag_path("t2")
+    corrupt_file(path, how, CORRUPT_TAG_JSON)
+    before = Path(path).read_bytes()
+    for read in (
+        lambda: manager.get("t2"),
+        lambda: manager.try_get("t2"),
+        manager.list_tags,
+        manager.tagged_snapshot_ids,
+    ):
+        with pytest.raises(CorruptMetadata, match=f"^Tag file {re.escape(path)} is corrupt: .+$"):
+            read()
+    assert Path(path).read_bytes() == before
+    assert manager.get("t1").snapshot_id == 1
+
+
+def test_a_tag_may_hold_any_snapshot_id_but_needs_its_manifest_lists(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    manager.write_tag("t9", Tag(replace(tag_from_json(JAVA_PLAIN).snapshot, snapshot_id=7)))
+    with pytest.raises(CorruptMetadata, match="'baseManifestList' is null"):
+        manager.get("t9")
+    good = manager.get("t1").snapshot
+    manager.write_tag("t9", Tag(replace(good, snapshot_id=7)))
+    assert manager.get("t9").snapshot_id == 7

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from paimon_core.tag_management import create_tag
 from sql_ext.output import OutputFormat
 from sql_ext.session import PaimonSession
 from sql_ext.shell import (
@@ -197,6 +198,33 @@ def test_each_kind_of_error_is_one_line(session: PaimonSession, script: str, nee
     code, out, err = run("-e", script, session=session)
     assert (code, out) == (EXIT_FAILED, "")
     assert err.count("\n") == 1 and err.startswith("Error: ") and needle in err
+
+
+@pytest.mark.parametrize(
+    ("file", "script"),
+    [
+        ("snapshot/snapshot-2", "SELECT * FROM db.t$snapshots"),
+        ("snapshot/snapshot-3", "SELECT * FROM db.t"),
+        ("snapshot/snapshot-2", "CALL sys.expire_snapshots('db.t', 1, 1)"),
+        ("tag/tag-t1", "CALL sys.remove_orphan_files(table => 'db.t')"),
+        ("tag/tag-t1", "SELECT * FROM db.t$tags"),
+    ],
+)
+def test_corrupt_metadata_is_one_line_naming_the_file(
+    session: PaimonSession, warehouse: str, file: str, script: str
+) -> None:
+    table = new_table(new_catalog(warehouse), commits=3)
+    create_tag(table, "t1", snapshot_id=1)
+    path = f"{table.path}/{file}"
+    Path(path).write_text('{"version":3,"id":' + file.rsplit("-", 1)[-1].replace("t1", "1") + "}")
+    for old in Path(table.path).rglob("*"):  # two days old: orphan removal looks at them
+        os.utime(old, (old.stat().st_mtime - 2 * 86_400,) * 2)
+    before = sorted(p for p in Path(table.path).rglob("*"))
+    code, out, err = run("-e", script, session=session)
+    assert (code, out) == (EXIT_FAILED, "")
+    assert err.startswith("Error: ") and err.count("\n") == 1
+    assert f" file {path} is corrupt: required fields " in err
+    assert sorted(p for p in Path(table.path).rglob("*")) == before
 
 
 def test_python_worker_errors_show_the_exception_line(session: PaimonSession) -> None:
