@@ -422,6 +422,11 @@ class PaimonSession:
             table, confs, CATALOG_NAME, database, name, time_travel=not writes
         )
 
+    def _procedure_table(self, table: FileStoreTable, database: str, name: str) -> FileStoreTable:
+        """A table a CALL or tag statement works on, with the session's dynamic options
+        (`snapshot.num-retained.*` for expiry, ...); they manage the latest state."""
+        return self._with_dynamic_options(table, database, name, writes=True)
+
     def _target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None:
         """The Paimon table a statement writes to; None leaves the statement to Spark."""
         catalog, database, name = table.catalog, table.db, table.name
@@ -633,6 +638,7 @@ class PaimonSession:
             current_database=self.current_database,
             time_zone=self._time_zone(),
             catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
         )
         return local_dataframe(self.spark, result.rows, result.spark_schema())
 
@@ -644,6 +650,7 @@ class PaimonSession:
             self.current_database,
             procedure,
             catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
         )
         result = run_tag_statement(statement, context=context)
         return local_dataframe(self.spark, result.rows, result.spark_schema())

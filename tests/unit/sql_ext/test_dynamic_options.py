@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import PaimonError
 from sql_ext.dynamic_options import paimon_confs, table_options
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
@@ -130,3 +131,22 @@ def test_a_setting_that_changes_a_fixed_option_is_refused(
     session.sql("RESET `spark.paimon.merge-engine`")
     assert _ids(session, "SELECT * FROM T") == [(1, "a")]
     assert FileSystemCatalog(warehouse).get_table("default.T").latest_snapshot().snapshot_id == 1
+
+
+@pytest.mark.spark
+def test_procedures_and_tag_statements_see_the_settings(
+    session: PaimonSession, warehouse: str
+) -> None:
+    _two_snapshots(session, "T")
+    session.sql("INSERT INTO T VALUES 3")
+    snapshots = FileSystemCatalog(warehouse).get_table("default.T").snapshot_manager
+    session.sql("SET `spark.paimon.*.default.T.snapshot.num-retained.min` = 1")
+    session.sql("SET `spark.paimon.*.default.T.snapshot.num-retained.max` = 2")
+    assert _ids(session, "CALL sys.expire_snapshots(table => 'T')") == [(1,)]
+    assert snapshots.list_snapshot_ids() == [2, 3]
+    session.sql("SET `spark.paimon.merge-engine` = partial-update")
+    with pytest.raises(SqlError, match=r"Cannot apply spark\.paimon\.merge-engine"):
+        session.sql("ALTER TABLE T CREATE TAG t1")
+    with pytest.raises(PaimonError, match=r"Cannot apply spark\.paimon\.merge-engine"):
+        session.sql("CALL sys.create_tag(table => 'T', tag => 't1')")
+    assert not FileSystemCatalog(warehouse).get_table("default.T").tag_manager.list_tags()
