@@ -496,6 +496,18 @@ def _check_option_change(options: Mapping[str, str], key: str, value: str | None
             raise SchemaError("Cannot change bucket to -1.")
 
 
+def check_dynamic_option(options: Mapping[str, str], key: str, value: str) -> None:
+    """Java's ``checkImmutability`` of ``table.copy``: a dynamic option may not change what
+    ALTER TABLE could not (``primary-key``, ``merge-engine``, ``bucket`` of -1, ...).
+
+    Raises:
+        SchemaError: the option is fixed for the table's life.
+        ValueError: a ``bucket`` value that is not a number.
+    """
+    if options.get(key) != value:
+        _check_option_change(options, key, value)
+
+
 def apply_changes(
     old: TableSchema, changes: Iterable[SchemaChange], has_snapshots: bool = False
 ) -> TableSchema:

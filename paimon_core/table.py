@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +11,7 @@ from paimon_core.options import CoreOptions
 from paimon_core.schema import SchemaManager, TableSchema
 from paimon_core.snapshot import Snapshot, SnapshotManager
 from paimon_core.tag import TagManager
+from paimon_core.time_travel import try_travel_snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,14 +50,44 @@ class FileStoreTable:
             raise TableNotExist(f"Table {identifier or path} does not exist")
         return cls(io, path, schema, identifier)
 
-    def copy(self, dynamic_options: dict[str, str]) -> FileStoreTable:
-        """The same table with extra options on top (they win over the schema's)."""
-        return FileStoreTable(
+    def copy(self, dynamic_options: dict[str, str], time_travel: bool = True) -> FileStoreTable:
+        """The same table with extra options on top (they win over the schema's).
+
+        As Paimon's ``copy``, when the merged options travel (``scan.snapshot-id``,
+        ``scan.tag-name``, ``scan.timestamp[-millis]``, ``scan.version``, ...) the copy has the
+        schema of the snapshot they travel to, so old files read as they were written; an
+        unresolvable travel keeps the schema and the scan reports it. ``time_travel=False``
+        (Paimon's ``copyWithoutTimeTravel``) keeps the schema: writes use the latest one.
+        """
+        copied = FileStoreTable(
             self.file_io,
             self.path,
             self.schema,
             self.identifier,
             {**self.dynamic_options, **dynamic_options},
+        )
+        if not time_travel:
+            return copied
+        snapshot = try_travel_snapshot(copied)
+        return copied if snapshot is None else copied.with_schema_of(snapshot)
+
+    def with_schema_of(self, snapshot: Snapshot) -> FileStoreTable:
+        """This table in the schema ``snapshot`` was committed under.
+
+        Paimon reads an older snapshot with its own schema: its columns, names and types, with
+        the options of this handle (the latest ones plus dynamic options), as Paimon's
+        ``schema(snapshot.schemaId()).copy(options)``.
+        """
+        schema_id = snapshot.schema_id
+        if schema_id == self.schema.schema_id:
+            return self
+        old = self.schema_manager.schema(schema_id)
+        return FileStoreTable(
+            self.file_io,
+            self.path,
+            replace(old, options=dict(self.schema.options)),
+            self.identifier,
+            dict(self.dynamic_options),
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -164,6 +195,11 @@ class FileStoreTable:
             raise
 
     def to_arrow(self, **scan_args: Any) -> pa.Table:
-        """Read the whole table (or what ``scan_args`` select) into one Arrow table."""
-        splits = self.new_scan().plan(**scan_args)
-        return self.new_read().to_arrow(splits)
+        """Read the whole table (or what ``scan_args`` select) into one Arrow table.
+
+        A ``snapshot`` given reads in the schema it was committed under, as time travel does.
+        """
+        snapshot = scan_args.get("snapshot")
+        table = self if snapshot is None else self.with_schema_of(snapshot)
+        splits = table.new_scan().plan(**scan_args)
+        return table.new_read().to_arrow(splits)

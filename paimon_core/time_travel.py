@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgument, SnapshotNotFound, TagNotFound
+from paimon_core.exceptions import InvalidArgument, PaimonError, SnapshotNotFound, TagNotFound
 
 if TYPE_CHECKING:
     from paimon_core.snapshot import Snapshot
@@ -145,23 +145,28 @@ def parse_timestamp_millis(text: str) -> int:
     return (value - _EPOCH) // dt.timedelta(milliseconds=1)
 
 
+def try_travel_snapshot(table: FileStoreTable) -> Snapshot | None:
+    """The snapshot whose schema a read of ``table`` must use: the one its time-travel
+    options resolve to; None without time travel, or when they do not resolve (Paimon's
+    ``tryTimeTravel``: the scan then raises why)."""
+    if not has_time_travel(table):
+        return None
+    try:
+        return resolve_snapshot(table)
+    except PaimonError:
+        return None
+
+
 def travel_table(table: FileStoreTable) -> tuple[FileStoreTable, Snapshot | None]:
     """The table with the schema of the snapshot its options travel to, and that snapshot.
 
     Paimon reads a travelled-to snapshot with that snapshot's schema; without time-travel
     options it is the table as given and its latest snapshot.
+
+    Raises:
+        InvalidArgument, SnapshotNotFound, TagNotFound: as ``resolve_snapshot``.
     """
     snapshot = resolve_snapshot(table)
-    if (
-        snapshot is None
-        or snapshot.schema_id == table.schema.schema_id
-        or not has_time_travel(table)  # a plain read uses the latest schema
-    ):
+    if snapshot is None or not has_time_travel(table):  # a plain read uses the latest schema
         return table, snapshot
-    from paimon_core.table import FileStoreTable
-
-    schema = table.schema_manager.schema(snapshot.schema_id)
-    moved = FileStoreTable(
-        table.file_io, table.path, schema, table.identifier, dict(table.dynamic_options)
-    )
-    return moved, snapshot
+    return table.with_schema_of(snapshot), snapshot

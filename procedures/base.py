@@ -113,6 +113,8 @@ class CallContext:
     procedure: str
     time_zone: dt.tzinfo | None = None
     catalog_name: str | None = None
+    table_hook: Callable[[FileStoreTable, str, str], FileStoreTable] | None = None
+    """Applied to every table a procedure loads (the session's dynamic options)."""
 
     def fail(self, message: str) -> ProcedureError:
         return ProcedureError(f"CALL sys.{self.procedure}: {message}")
@@ -150,7 +152,8 @@ class CallContext:
     def table(self, identifier: str | None, argument: str = "table") -> FileStoreTable:
         """Load the table named by a ``table`` argument (current database when unqualified)."""
         database, name = self.split_table(identifier, argument)
-        return self.catalog.get_table(f"{database}.{name}")
+        table = self.catalog.get_table(f"{database}.{name}")
+        return table if self.table_hook is None else self.table_hook(table, database, name)
 
     def timestamp_millis(self, text: str, argument: str) -> int:
         """A ``'yyyy-MM-dd HH:mm:ss[.SSS]'`` argument in the session time zone, as epoch millis."""
@@ -498,6 +501,7 @@ def call_procedure(
     current_database: str,
     time_zone: str | dt.tzinfo | None = None,
     catalog_name: str | None = None,
+    table_hook: Callable[[FileStoreTable, str, str], FileStoreTable] | None = None,
 ) -> ProcedureResult:
     """Run ``CALL sys.<name>(...)`` against ``catalog``.
 
@@ -509,6 +513,8 @@ def call_procedure(
         current_database: database of unqualified ``table`` arguments.
         time_zone: session time zone for timestamp strings (None: the local zone).
         catalog_name: this catalog's name in Spark, for ``'catalog.db.t'`` identifiers.
+        table_hook: ``(table, database, name) -> table`` applied to the tables the procedure
+            loads, e.g. Spark's ``spark.paimon.*`` dynamic options.
 
     Returns:
         The result columns (Paimon's first) and rows.
@@ -529,7 +535,7 @@ def call_procedure(
         )
     zone = resolve_time_zone(time_zone)
     args = bind_arguments(proc, named, positional, time_zone=zone)
-    context = CallContext(catalog, current_database, proc.name, zone, catalog_name)
+    context = CallContext(catalog, current_database, proc.name, zone, catalog_name, table_hook)
     try:
         return proc.func(context, args)
     except ProcedureError:

@@ -36,6 +36,7 @@ from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyEx
 from procedures import call_procedure
 from procedures.base import CallContext
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
+from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
 from sql_ext.parse import (
     CallStatement,
@@ -433,8 +434,26 @@ class PaimonSession:
             return resolved, name
         return None
 
-    def _load(self, database: str, name: str) -> FileStoreTable:
-        return self.catalog.get_table(f"{database}.{name}")
+    def _load(
+        self, database: str, name: str, *, scoped_as: str | None = None, writes: bool = False
+    ) -> FileStoreTable:
+        """The table with the session's `spark.paimon.*` dynamic options on top; `scoped_as`
+        is the name table-scoped settings must use (`t$files` for a system table)."""
+        table = self.catalog.get_table(f"{database}.{name}")
+        return self._with_dynamic_options(table, database, scoped_as or name, writes=writes)
+
+    def _with_dynamic_options(
+        self, table: FileStoreTable, database: str, name: str, *, writes: bool = False
+    ) -> FileStoreTable:
+        confs = paimon_confs(self.spark)
+        return with_dynamic_options(
+            table, confs, CATALOG_NAME, database, name, time_travel=not writes
+        )
+
+    def _procedure_table(self, table: FileStoreTable, database: str, name: str) -> FileStoreTable:
+        """A table a CALL or tag statement works on, with the session's dynamic options
+        (`snapshot.num-retained.*` for expiry, ...); they manage the latest state."""
+        return self._with_dynamic_options(table, database, name, writes=True)
 
     def _target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None:
         """The Paimon table a statement writes to; None leaves the statement to Spark."""
@@ -533,7 +552,8 @@ class PaimonSession:
     ) -> DataFrame:
         database, name = target
         shown = f"{CATALOG_NAME}.{database}.{name}"
-        table = self._load(database, name)
+        system = "" if ref.system_table is None else f"${ref.system_table}"
+        table = self._load(database, name, scoped_as=name + system)
         if ref.branch is not None:
             raise SqlError(f"Reading branch '{ref.branch}' of {shown} is not supported")
         millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp, text)
@@ -646,6 +666,7 @@ class PaimonSession:
             current_database=self.current_database,
             time_zone=self._time_zone(),
             catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
         )
         return local_dataframe(self.spark, result.rows, result.spark_schema())
 
@@ -657,6 +678,7 @@ class PaimonSession:
             self.current_database,
             procedure,
             catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
         )
         result = run_tag_statement(statement, context=context)
         return local_dataframe(self.spark, result.rows, result.spark_schema())
@@ -791,6 +813,7 @@ class PaimonSession:
         )
         table = catalog.create_table(identifier, spec.schema(from_spark_schema(nullable)))
         try:
+            table = self._with_dynamic_options(table, database, name, writes=True)
             write_dataframe(table, source, overwrite=False)
         except BaseException:
             catalog.drop_table(identifier, ignore_if_not_exists=True)
@@ -804,7 +827,7 @@ class PaimonSession:
         target = self._target(spec.target)
         if target is None:
             return self._query(statement)
-        table = self._load(*target)
+        table = self._load(*target, writes=True)
         source = self._query(statement, spec.source, fragment=query_fragment(tree))
         rows = insert_dataframe(table, spec, source)
         overwrite: Overwrite = False

@@ -67,3 +67,29 @@ def pypaimon_commit(table: Any, data: pa.Table, *, overwrite: dict[str, str] | N
     commit.commit(write.prepare_commit())
     write.close()
     commit.close()
+
+
+EVOLVED_FIRST = pa.schema([pa.field("k", pa.int64(), False), ("a", pa.string()), ("b", pa.int32())])
+EVOLVED_LATEST = pa.schema(
+    [pa.field("k", pa.int64(), False), ("a2", pa.string()), ("c", pa.string())]
+)
+
+
+def pypaimon_evolved_table(warehouse: str, identifier: str) -> None:
+    """With pypaimon: snapshot 1 `{k:1, a:'a1', b:10}`; then column c added, a renamed to a2,
+    b dropped (schema 3); snapshot 2 `{k:2, a2:'x', c:'c2'}` under the new schema."""
+    from pypaimon import CatalogFactory
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    first = pa.table({"k": [1], "a": ["a1"], "b": [10]}, schema=EVOLVED_FIRST)
+    pypaimon_write(warehouse, identifier, first, create={})
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    for change in (
+        SchemaChange.add_column("c", AtomicType("STRING")),
+        SchemaChange.rename_column("a", "a2"),
+        SchemaChange.drop_column("b"),
+    ):
+        catalog.alter_table(identifier, [change], False)
+    latest = pa.table({"k": [2], "a2": ["x"], "c": ["c2"]}, schema=EVOLVED_LATEST)
+    pypaimon_write(warehouse, identifier, latest)

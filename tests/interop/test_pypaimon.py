@@ -10,7 +10,12 @@ import os
 import pyarrow as pa
 
 from paimon_core.catalog import FileSystemCatalog
-from tests.interop.helpers import pypaimon_read, pypaimon_write, rows
+from tests.interop.helpers import (
+    pypaimon_evolved_table,
+    pypaimon_read,
+    pypaimon_write,
+    rows,
+)
 
 APP = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
 PK = pa.schema(
@@ -98,6 +103,16 @@ def test_we_read_pypaimon_table_after_schema_change(warehouse: str) -> None:
     got = rows(table.to_arrow(), ["id", "name", "dt", "score"])
     want = [(r[0], r[1], r[2], None) for r in rows(batches[0])] + [(9, "z", "d9", 1.5)]
     assert got == sorted(want, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def test_we_travel_to_a_pypaimon_snapshot_in_its_own_schema(warehouse: str) -> None:
+    pypaimon_evolved_table(warehouse, "db.evo")
+    old = {"k": 1, "a": "a1", "b": 10}
+    assert pypaimon_read(warehouse, "db.evo", {"scan.snapshot-id": "1"}).to_pylist() == [old]
+    table = FileSystemCatalog(warehouse).get_table("db.evo")
+    assert table.copy({"scan.snapshot-id": "1"}).to_arrow().to_pylist() == [old]
+    assert table.copy({"scan.version": "1"}).to_arrow().column_names == ["k", "a", "b"]
+    assert rows(table.to_arrow()) == [(1, "a1", None), (2, "x", "c2")]
 
 
 def _create(warehouse: str, name: str, schema: pa.Schema, **kw: object) -> object:

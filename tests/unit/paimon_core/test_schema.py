@@ -24,6 +24,7 @@ from paimon_core.schema import (
     UpdateColumnComment,
     UpdateComment,
     apply_changes,
+    check_dynamic_option,
     new_table_schema,
     schema_from_arrow,
     schema_from_json,
@@ -549,3 +550,16 @@ def test_expiry_options_paimon_rejects_are_rejected_before_anything_is_written(
     assert manager.list_ids() == [0]
     retained = {"snapshot.num-retained.min": "3", "snapshot.num-retained.max": "3"}
     assert manager.commit_changes([SetOption(k, v) for k, v in retained.items()]).schema_id == 1
+
+
+def test_dynamic_options_may_not_change_fixed_options() -> None:
+    options = {"bucket": "2", "merge-engine": "deduplicate"}
+    check_dynamic_option(options, "merge-engine", "deduplicate")  # unchanged: fine
+    check_dynamic_option(options, "bucket", "4")
+    check_dynamic_option(options, "write-only", "true")
+    with pytest.raises(SchemaError, match="Change 'merge-engine' is not supported yet"):
+        check_dynamic_option(options, "merge-engine", "partial-update")
+    with pytest.raises(SchemaError, match="Cannot change bucket to -1"):
+        check_dynamic_option(options, "bucket", "-1")
+    with pytest.raises(SchemaError, match="Cannot change bucket when it is -1"):
+        check_dynamic_option({}, "bucket", "3")

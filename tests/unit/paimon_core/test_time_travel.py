@@ -11,7 +11,7 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, SnapshotNotFound, TagNotFound
-from paimon_core.schema import RenameColumn
+from paimon_core.schema import AddColumn, DropColumn, RenameColumn, SetOption
 from paimon_core.snapshot import snapshot_to_json
 from paimon_core.table import FileStoreTable
 from paimon_core.tag import Tag
@@ -22,6 +22,7 @@ from paimon_core.time_travel import (
     snapshot_for_version,
     travel_table,
 )
+from paimon_core.types import STRING
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
 
@@ -147,3 +148,74 @@ def test_travel_uses_the_schema_of_the_snapshot(warehouse: str) -> None:
     assert old.to_arrow().column_names == ["k", "v"]
     current, latest = travel_table(renamed)
     assert current is renamed and latest.snapshot_id == 3
+
+
+def _evolved_table(warehouse: str, primary_keys: tuple[str, ...]) -> FileStoreTable:
+    """Snapshot 1 (t=1000, tag 'first') under (k, a, b); then c added, a renamed to a2 and b
+    dropped; snapshot 2 (t=2000) under (k, a2, c); the latest schema sets one more option."""
+    first = pa.schema([pa.field("k", pa.int64(), False), ("a", pa.string()), ("b", pa.int32())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.evo", first, primary_keys=primary_keys)
+    table.write_arrow(pa.table({"k": [1], "a": ["a1"], "b": [10]}, schema=first))
+    table.schema_manager.commit_changes(AddColumn("c", STRING()))
+    table.schema_manager.commit_changes(RenameColumn("a", "a2"))
+    table.schema_manager.commit_changes(DropColumn("b"))
+    table.schema_manager.commit_changes(SetOption("snapshot.num-retained.max", "70"))
+    table = FileStoreTable.load(table.path)
+    later = table.new_read().output_schema()
+    table.write_arrow(pa.table({"k": [2], "a2": ["x"], "c": ["c2"]}, schema=later))
+    _tag(table, "first", 1)
+    manager = table.snapshot_manager
+    for sid in (1, 2):
+        moved = dataclasses.replace(manager.snapshot(sid), time_millis=sid * 1000)
+        Path(manager.snapshot_path(sid)).write_text(snapshot_to_json(moved))
+    return FileStoreTable.load(table.path)
+
+
+OLD_ROWS = [{"k": 1, "a": "a1", "b": 10}]
+
+
+@pytest.mark.parametrize("primary_keys", [(), ("k",)], ids=["append", "primary-key"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"scan.snapshot-id": "1"},
+        {"scan.tag-name": "first"},
+        {"scan.version": "first"},
+        {"scan.version": "1"},
+        {"scan.timestamp-millis": "1500"},
+        {"scan.timestamp": "1970-01-01T00:00:01.500+00:00"},
+    ],
+    ids=lambda o: "=".join(next(iter(o.items()))),
+)
+def test_travelled_copy_reads_in_the_schema_of_the_snapshot(
+    warehouse: str, primary_keys: tuple[str, ...], options: dict[str, str]
+) -> None:
+    table = _evolved_table(warehouse, primary_keys)
+    old = table.copy(options)
+    assert old.schema.schema_id == 0
+    assert old.to_arrow().to_pylist() == OLD_ROWS
+    assert old.new_read().to_arrow(old.new_scan().plan()).to_pylist() == OLD_ROWS
+    assert old.options.get_str("snapshot.num-retained.max") == "70"  # the latest options
+    assert table.schema.field_names == ["k", "a2", "c"]  # the original handle is unchanged
+
+
+def test_explicit_snapshot_reads_in_its_schema_and_latest_stays_latest(warehouse: str) -> None:
+    table = _evolved_table(warehouse, ())
+    first = table.snapshot_manager.snapshot(1)
+    assert table.to_arrow(snapshot=first).to_pylist() == OLD_ROWS
+    latest = [{"k": 1, "a2": "a1", "c": None}, {"k": 2, "a2": "x", "c": "c2"}]
+    assert sorted(table.to_arrow().to_pylist(), key=lambda r: r["k"]) == latest
+    newest = table.copy({"scan.snapshot-id": "2"})
+    assert sorted(newest.to_arrow().to_pylist(), key=lambda r: r["k"]) == latest
+    assert table.copy({"write-only": "true"}).schema is table.schema
+    assert table.copy({"scan.snapshot-id": "1"}, time_travel=False).schema is table.schema
+
+
+def test_travel_to_a_missing_snapshot_fails_on_read_and_changes_nothing(warehouse: str) -> None:
+    table = _evolved_table(warehouse, ())
+    missing = table.copy({"scan.snapshot-id": "99"})
+    assert missing.schema is table.schema
+    with pytest.raises(SnapshotNotFound, match="'99'"):
+        missing.to_arrow()

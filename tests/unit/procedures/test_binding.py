@@ -320,3 +320,23 @@ def test_result_spark_schema() -> None:
         ("b", "string", True),
         ("c", "array<string>", True),
     ]
+
+
+def test_the_table_hook_sees_every_table_a_procedure_loads(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    seen: list[tuple[str, str]] = []
+
+    def retain_two(loaded: Any, database: str, name: str) -> Any:
+        seen.append((database, name))
+        return loaded.copy({"snapshot.num-retained.min": "2", "snapshot.num-retained.max": "2"})
+
+    result = call_procedure(
+        "expire_snapshots",
+        {"table": "t"},
+        catalog=catalog,
+        current_database="db",
+        table_hook=retain_two,
+    )
+    assert result.rows == [(1,)] and seen == [("db", "t")]
+    assert table.snapshot_manager.list_snapshot_ids() == [2, 3]
