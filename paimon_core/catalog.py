@@ -18,6 +18,7 @@ from paimon_core.exceptions import (
     TableNotExist,
 )
 from paimon_core.fileio import FileIO, get_file_io
+from paimon_core.paths import MAX_NAME_BYTES
 from paimon_core.schema import SchemaManager, TableSchema, schema_from_arrow
 from paimon_core.table import FileStoreTable
 
@@ -39,8 +40,15 @@ def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) 
 
 
 def _check_name(kind: str, name: str) -> None:
+    """A name about to become a directory must be safe and fit in a file name."""
     if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
         raise InvalidArgument(f"Invalid {kind} name '{name}'")
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        raise InvalidArgument(
+            f"{kind.capitalize()} name '{name[:20]}...' is {size} bytes long; at most "
+            f"{MAX_NAME_BYTES} bytes are allowed"
+        )
 
 
 class FileSystemCatalog:

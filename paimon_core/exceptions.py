@@ -72,6 +72,10 @@ class UnsupportedFeature(PaimonError, NotImplementedError):
     """A table feature this implementation does not handle (merge engine, file format, ...)."""
 
 
+class DataFileUnreadable(PaimonError):
+    """A data file that exists but cannot be decoded (torn, truncated, not Parquet)."""
+
+
 class AtomicCreateUnsupported(UnsupportedFeature):
     """The warehouse's file system cannot create a file only if it is absent, so two
     committers could both publish the same ``snapshot-N``: publishing is refused instead."""

@@ -182,6 +182,14 @@ def _local(path: str) -> str:
     return path
 
 
+def _absent(err: OSError) -> bool:
+    """Whether listing failed because nothing is there: a missing path, a file, or a name
+    longer than the file system allows (so it cannot have been created)."""
+    return isinstance(err, (FileNotFoundError, NotADirectoryError)) or (
+        err.errno == errno.ENAMETOOLONG
+    )
+
+
 def _status_of(path: str, st: os.stat_result) -> FileStatus:
     return FileStatus(path, st.st_size, st.st_mtime_ns // 1_000_000, stat.S_ISDIR(st.st_mode))
 
@@ -353,14 +361,18 @@ class LocalFileIO(FileIO):
                     except FileNotFoundError:
                         continue
                     result.append(_status_of(_join(directory, entry.name), st))
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError as err:
+            if not _absent(err):
+                raise
             return []
         return result
 
     def list_names(self, directory: str) -> list[str]:
         try:
             return os.listdir(_local(directory))
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError as err:
+            if not _absent(err):
+                raise
             return []
 
     def get_status(self, path: str) -> FileStatus:

@@ -47,6 +47,10 @@ LATEST_HINT = "LATEST"
 EARLIEST_HINT = "EARLIEST"
 
 POSTPONE_BUCKET = -2
+# File names are limited to 255 bytes. A tag is ``tag-<name>``, written through a temp file
+# ``.tag-<name>.<uuid>.tmp`` (46 more bytes); databases (``<name>.db``) and tables get the same
+# limit, so every name a user creates fits wherever it is used in a file name.
+MAX_NAME_BYTES = 200
 DB_SUFFIX = ".db"
 
 # Java PartitionPathUtils.CHAR_TO_ESCAPE: ASCII controls, DEL and "#%'*/:=?\{}[]^.

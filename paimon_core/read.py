@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from paimon_core.arrow_sort import sort_indices_nulls_first
-from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
 from paimon_core.float_order import with_order_columns
 from paimon_core.paths import bucket_dir_name, partition_path
 from paimon_core.types import to_arrow_type
@@ -53,6 +53,10 @@ def data_file_path(
         )
     parts += [bucket_dir_name(bucket), name]
     return "/".join(parts)
+
+
+# Formats Paimon writes (``file.format``) that this reader does not decode yet.
+_UNREADABLE_FORMATS = frozenset({"orc", "avro"})
 
 
 class TableRead:
@@ -172,6 +176,25 @@ class TableRead:
             last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
         return data.filter(pa.array(last)).select(names)
 
+    def _read_parquet(self, path: str, columns: list[str]) -> pa.Table:
+        """The columns of one data file; a file in another format or not readable as
+        Parquet fails naming the file, its format and the table, never pyarrow's words only."""
+        file_format = path.rsplit(".", 1)[-1].lower()
+        table = self.table.identifier or self.table.path
+        if file_format in _UNREADABLE_FORMATS:
+            raise UnsupportedFeature(
+                f"Cannot read {file_format.upper()} data file {path} of table {table}: only "
+                "Parquet data files can be read so far"
+            )
+        try:
+            with self.table.file_io.open_input(path) as source:
+                return pq.ParquetFile(source).read(columns=columns)
+        except pa.ArrowInvalid as err:
+            reason = " ".join(str(err).split())
+            raise DataFileUnreadable(
+                f"Cannot read data file {path} of table {table} as Parquet: {reason}"
+            ) from None
+
     def _read_file(
         self,
         split: Split,
@@ -184,8 +207,7 @@ class TableRead:
         )
         file_fields = {f.id: f for f in self._file_schema(meta.schema_id).fields}
         present = [file_fields[f.id].name for f in fields if f.id in file_fields]
-        with self.table.file_io.open_input(path) as source:
-            raw = pq.ParquetFile(source).read(columns=[*present, *system])
+        raw = self._read_parquet(path, [*present, *system])
         arrays: list[pa.ChunkedArray | pa.Array] = []
         out: list[pa.Field] = []
         for f in fields:

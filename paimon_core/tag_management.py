@@ -35,6 +35,7 @@ from paimon_core.exceptions import (
 )
 from paimon_core.file_deletion import DeletionPlan, TagGuard, plan_tag_deletion
 from paimon_core.options import parse_duration
+from paimon_core.paths import MAX_NAME_BYTES
 from paimon_core.tag import Tag, tag_from_json, tag_to_json
 
 if TYPE_CHECKING:
@@ -60,9 +61,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _FORBIDDEN = ("/", "\\", "..")
-# File names are limited to 255 bytes; ``tag-`` and the temp name of an atomic overwrite
-# (``.tag-<name>.<uuid>.tmp``) take 46 of them.
-MAX_TAG_NAME_BYTES = 200
 
 
 def validate_tag_name(
@@ -72,7 +70,7 @@ def validate_tag_name(
 
     ``new`` is for names about to be created: they must not start or end with whitespace
     (``delete_tag`` trims names, so such a tag could never be deleted) and must fit in a
-    file name (at most ``MAX_TAG_NAME_BYTES`` bytes of UTF-8). ``allow_numeric=False``
+    file name (at most ``MAX_NAME_BYTES`` bytes of UTF-8). ``allow_numeric=False``
     is for names a user is about to create: a purely numeric one would read as a snapshot
     id wherever a version string is accepted.
 
@@ -87,9 +85,9 @@ def validate_tag_name(
         if name != name.strip():
             raise InvalidTagName(f"{what} {name!r} must not start or end with whitespace.")
         size = len(name.encode("utf-8", "surrogatepass"))
-        if size > MAX_TAG_NAME_BYTES:
+        if size > MAX_NAME_BYTES:
             raise InvalidTagName(
-                f"{what} is {size} bytes long; at most {MAX_TAG_NAME_BYTES} bytes are allowed."
+                f"{what} is {size} bytes long; at most {MAX_NAME_BYTES} bytes are allowed."
             )
     for bad in _FORBIDDEN:
         if bad in name:

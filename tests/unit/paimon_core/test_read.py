@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -11,7 +12,7 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.commit_message import CommitMessage
-from paimon_core.exceptions import UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, UnsupportedFeature
 from paimon_core.schema import DropColumn, RenameColumn
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_commit
@@ -219,3 +220,40 @@ def test_float_sequence_fields_compare_as_java(warehouse: str) -> None:
     table.write_arrow(pa.table({"k": [1, 2], "s": [0.0, float("nan")], "v": ["a", "a"]}, schema))
     table.write_arrow(pa.table({"k": [1, 2], "s": [-0.0, 1e300], "v": ["b", "b"]}, schema))
     assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [(1, "a"), (2, "a")]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("file_format", ["orc", "avro"])
+def test_a_data_file_format_we_cannot_read_is_named(
+    warehouse: str, oracle: Callable[..., Any], file_format: str
+) -> None:
+    """Java wrote ORC/Avro files: the error names the format, the file and the table."""
+    oracle(
+        "create-table", warehouse, "db.t", "--schema", "k INT, v STRING",
+        "--option", f"file.format={file_format}",
+    )  # fmt: skip
+    oracle("write", warehouse, "db.t", "--json-rows", '[{"k": 1, "v": "a"}]')
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    with pytest.raises(UnsupportedFeature) as info:
+        table.to_arrow()
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"{file_format.upper()} data file" in message
+    assert f".{file_format}" in message and "db.t" in message
+
+
+def test_a_torn_data_file_is_named(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", pa.schema([("k", pa.int64())]))
+    table.write_arrow(pa.table({"k": [1, 2]}))
+    (path,) = [
+        os.path.join(d, n) for d, _, names in os.walk(table.path) for n in names
+        if n.startswith("data-")
+    ]  # fmt: skip
+    with open(path, "r+b") as f:
+        f.truncate(10)
+    with pytest.raises(DataFileUnreadable) as info:
+        table.to_arrow()
+    assert str(info.value).startswith(f"Cannot read data file {path} of table db.t as Parquet: ")
+    assert "\n" not in str(info.value)

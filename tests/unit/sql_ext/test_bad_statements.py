@@ -70,6 +70,13 @@ BAD = [
     ("CREATE TABLE db.t (id BIGINT)", "t"),
     ("SELECT * FROM db.no_such_table", "no_such_table"),
     ("INSERT INTO db.no_such_table VALUES (1)", "no_such_table"),
+    # names longer than a file name
+    (f"CREATE DATABASE {'d' * 300}", "300 bytes"),
+    (f"CREATE TABLE db.{'t' * 300} (id BIGINT)", "300 bytes"),
+    (f"CREATE TABLE db.{'t' * 300} AS SELECT 1 AS id", "300 bytes"),
+    (f"SELECT * FROM db.{'t' * 300}", "not found"),
+    (f"CALL sys.create_tag(table => 'db.{'t' * 300}', tag => 'x')", "t" * 300),
+    ("CALL sys.create_tag(table => 'db.t', tag => '" + "x" * 300 + "')", "300 bytes"),
 ]
 
 
@@ -85,7 +92,7 @@ def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
     yield session
 
 
-@pytest.mark.parametrize(("statement", "named"), BAD, ids=[s for s, _ in BAD])
+@pytest.mark.parametrize(("statement", "named"), BAD, ids=[s[:80] for s, _ in BAD])
 def test_bad_statement_is_a_clear_error_and_changes_nothing(
     session: PaimonSession, warehouse: str, statement: str, named: str
 ) -> None:

@@ -1,0 +1,49 @@
+"""The file-system catalog: names that cannot become directories are refused up front."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import DatabaseNotExist, InvalidArgument, TableNotExist
+from paimon_core.paths import MAX_NAME_BYTES
+
+SCHEMA = pa.schema([("k", pa.int64())])
+LONG = "n" * 300
+LONG_UTF8 = "é" * (MAX_NAME_BYTES // 2 + 1)  # fewer characters than bytes
+
+
+@pytest.mark.parametrize("name", [LONG, LONG_UTF8])
+def test_too_long_names_are_refused_before_the_file_system(warehouse: str, name: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    with pytest.raises(InvalidArgument, match=r"Database name .* bytes long; at most 200"):
+        catalog.create_database(name)
+    catalog.create_database("db")
+    with pytest.raises(InvalidArgument, match=r"Table name .* bytes long; at most 200"):
+        catalog.create_table(f"db.{name}", SCHEMA)
+    assert os.listdir(warehouse) == ["db.db"]
+    assert os.listdir(os.path.join(warehouse, "db.db")) == []
+
+
+def test_the_longest_allowed_name_works(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    name = "n" * MAX_NAME_BYTES
+    catalog.create_database(name)
+    table = catalog.create_table(f"{name}.{name}", SCHEMA)
+    table.write_arrow(pa.table({"k": [1]}, schema=SCHEMA))
+    assert catalog.get_table(f"{name}.{name}").to_arrow().column("k").to_pylist() == [1]
+
+
+def test_looking_up_a_too_long_name_finds_nothing(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    assert not catalog.database_exists(LONG)
+    assert not catalog.table_exists(f"db.{LONG}")
+    with pytest.raises(TableNotExist):
+        catalog.get_table(f"db.{LONG}")
+    with pytest.raises(DatabaseNotExist):
+        catalog.list_tables(LONG)
+    catalog.drop_table(f"db.{LONG}", ignore_if_not_exists=True)
