@@ -25,6 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from paimon_core.exceptions import CorruptMetadata, PaimonError
@@ -39,6 +40,7 @@ from paimon_core.manifest import (
     IndexManifestEntry,
     ManifestEntry,
     decode_avro,
+    read_avro_file,
 )
 from paimon_core.manifest_merge import merge_entries
 from paimon_core.paths import (
@@ -362,8 +364,9 @@ class TableFiles:
     def manifest_list(self, name: str) -> list[ManifestRef]:
         refs = self._lists.get(name)
         if refs is None:
-            data = self.file_io.read_bytes(self.manifest_path(name))
-            refs = self._lists[name] = decode_avro(data, _REF_SPEC)
+            refs = self._lists[name] = read_avro_file(
+                self.file_io, self.manifest_path(name), partial(decode_avro, spec=_REF_SPEC)
+            )
         return refs
 
     def manifest(self, name: str) -> list[ManifestEntry]:
@@ -376,8 +379,11 @@ class TableFiles:
         """The manifest's entries without statistics (``ExpireFileEntry``)."""
         entries = self._expire_entries.get(name)
         if entries is None:
-            data = self.file_io.read_bytes(self.manifest_path(name))
-            entries = self._expire_entries[name] = decode_avro(data, _EXPIRE_ENTRY_SPEC)
+            entries = self._expire_entries[name] = read_avro_file(
+                self.file_io,
+                self.manifest_path(name),
+                partial(decode_avro, spec=_EXPIRE_ENTRY_SPEC),
+            )
         return entries
 
     def index_manifest(self, name: str) -> list[IndexManifestEntry]:
@@ -929,7 +935,8 @@ def _read_changelog(files: TableFiles, changelog: Snapshot) -> FileUsage:
 
 def changelog_usage(table: FileStoreTable, files: TableFiles | None = None) -> FileUsage:
     """Every file the table's long-lived changelogs read (empty, and cheap: one listing,
-    when there are none). A changelog whose metadata is already gone protects nothing."""
+    when there are none). A changelog whose metadata is already gone protects nothing; one
+    whose metadata cannot be decoded may need anything, so that error stops the caller."""
     manager = _changelog_manager(table)
     ids = manager.list_snapshot_ids()
     if not ids:
@@ -939,7 +946,7 @@ def changelog_usage(table: FileStoreTable, files: TableFiles | None = None) -> F
     for changelog in filter(None, map(manager.try_snapshot, ids)):
         try:
             usage = usage.union(_read_changelog(files, changelog))
-        except (FileNotFoundError, PaimonError) as err:
+        except FileNotFoundError as err:
             logger.warning("Changelog %d is incomplete: %s", changelog.snapshot_id, err)
     return usage
 

@@ -23,6 +23,7 @@ from paimon_core.manifest import (
     avro_opt_str,
     avro_str,
     decode_avro,
+    read_avro_file,
     write_avro_container,
 )
 from paimon_core.paths import INDEX_MANIFEST_PREFIX, MANIFEST_DIR, new_file_name
@@ -149,7 +150,7 @@ class IndexManifestFile:
         avro_codec(compression)
 
     def read(self, name: str) -> list[IndexManifestEntry]:
-        return deserialize_index_manifest(self.file_io.read_bytes(f"{self.dir}/{name}"))
+        return read_avro_file(self.file_io, f"{self.dir}/{name}", deserialize_index_manifest)
 
     def write(self, entries: Sequence[IndexManifestEntry]) -> tuple[str, int]:
         """Write the full index state ``entries`` to a new index manifest; its (name, size)."""

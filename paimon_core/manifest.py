@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import zstandard
 
@@ -986,6 +986,19 @@ _DECODERS: dict[tuple[int, bytes], tuple[AvroRecord, Callable[[bytes, int, int, 
 _LAST_SMALL: dict[Callable, tuple[bytes, int, tuple]] = {}
 
 
+_Decoded = TypeVar("_Decoded")
+
+
+def read_avro_file(file_io: FileIO, path: str, decode: Callable[[bytes], _Decoded]) -> _Decoded:
+    """``decode`` of the bytes at ``path``; a file that does not decode fails naming itself
+    (a missing one still raises ``FileNotFoundError``: callers tell vanished from corrupt)."""
+    data = file_io.read_bytes(path)
+    try:
+        return decode(data)
+    except MetadataFormatError as err:
+        raise MetadataFormatError(f"Metadata file {path} is corrupt: {err}") from None
+
+
 def decode_avro(data: bytes, spec: AvroRecord) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
 
@@ -1220,7 +1233,7 @@ class ManifestFile:
         return f"{self.dir}/{name}"
 
     def read(self, name: str) -> list[ManifestEntry]:
-        return deserialize_manifest(self.file_io.read_bytes(self.path(name)))
+        return read_avro_file(self.file_io, self.path(name), deserialize_manifest)
 
     def write(
         self, entries: Sequence[ManifestEntry], partition_types: Sequence[DataType]
@@ -1272,7 +1285,7 @@ class ManifestList:
         avro_codec(compression)
 
     def read(self, name: str) -> list[ManifestFileMeta]:
-        return deserialize_manifest_list(self.file_io.read_bytes(f"{self.dir}/{name}"))
+        return read_avro_file(self.file_io, f"{self.dir}/{name}", deserialize_manifest_list)
 
     def write(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         """Write ``metas`` (possibly none) to a new manifest list; its (name, size)."""

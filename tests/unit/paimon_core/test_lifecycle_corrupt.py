@@ -150,3 +150,20 @@ def test_corrupt_snapshot_read_for_an_expired_tag_stops_its_deletion(warehouse: 
     path = table.snapshot_manager.snapshot_path(3)
     corrupt_file(path, "id-mismatch", CORRUPT_SNAPSHOT_JSON)
     _assert_stops(table, lambda t: tm.delete_tags(t, "t5"), path)
+
+
+def test_corrupt_manifest_list_of_a_changelog_stops_tag_deletion(warehouse: str) -> None:
+    """A long-lived changelog whose manifest list cannot be decoded may read any file: the
+    deletion stops rather than take it for one that protects nothing."""
+    table = _history(warehouse)
+    changelogs = ChangelogManager(table.file_io, table.path)
+    snapshot = table.tag_manager.get("t1").snapshot
+    assert changelogs.commit(snapshot)
+    path = f"{table.path}/manifest/{snapshot.delta_manifest_list}"
+    with open(path, "r+b") as f:
+        f.truncate(20)
+    before = file_state(table.path)
+    with pytest.raises(Exception, match=re.escape(snapshot.delta_manifest_list)) as info:
+        tm.delete_tags(_fresh(table), "t1")
+    assert not isinstance(info.value, (FileNotFoundError, AssertionError))
+    assert file_state(table.path) == before
