@@ -606,7 +606,8 @@ class TagGuard:
     writing the tag, checks that what it tagged is still held by its snapshot file or
     another tag, withdrawing the tag otherwise (``tag_management``). If the creator's check
     saw the snapshot file, the deletion had not yet removed it, so its second listing sees
-    the tag; if not, the tag is withdrawn. This needs only atomic create and a consistent
+    the tag; if not, the tag is withdrawn (and what the deletion kept for it is left as
+    orphans for ``remove_orphan_files``: the safe side). This needs only atomic create and a consistent
     listing, so it holds on local disks and on strongly consistent object stores (S3).
     """
 

@@ -654,5 +654,10 @@ def test_tag_and_expiry_in_two_processes_never_leave_an_unreadable_tag(tmp_path:
     for path in paths:
         table = FileStoreTable.load(path)
         assert table.snapshot_manager.list_snapshot_ids() == [4]
-        assert _readable_tags(table) in ({}, {"race": [1]}), path
-        assert _orphans(table) == ()
+        tags = _readable_tags(table)
+        assert tags in ({}, {"race": [1]}), path
+        # A tag the expiry saw and kept files for may still be withdrawn by its creator:
+        # those files are orphans then (never the other way round), which orphan removal
+        # finds; it would fail if a tag named a missing file.
+        orphans = _orphans(table)
+        assert not (tags and orphans), path
