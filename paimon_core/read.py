@@ -195,6 +195,26 @@ class TableRead:
                 f"Cannot read data file {path} of table {table} as Parquet: {reason}"
             ) from None
 
+    def _evolve(
+        self,
+        column: pa.ChunkedArray,
+        target: pa.DataType,
+        old: DataField,
+        new: DataField,
+        path: str,
+    ) -> pa.ChunkedArray:
+        """A column written under an older type, cast to the current one (ALTER COLUMN TYPE).
+
+        A value the new type cannot hold fails, as in Paimon, naming the column and file."""
+        try:
+            return column.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+            reason = " ".join(str(err).split())
+            raise DataFileUnreadable(
+                f"Cannot read column '{new.name}' of data file {path}, written as {old.type}, as "
+                f"{new.type}: {reason}"
+            ) from None
+
     def _read_file(
         self,
         split: Split,
@@ -218,7 +238,7 @@ class TableRead:
             else:
                 column = raw.column(old.name)
                 if column.type != target:
-                    column = column.cast(target)
+                    column = self._evolve(column, target, old, f, path)
             arrays.append(column)
             out.append(pa.field(f.name, target, f.type.nullable))
         for name in system:

@@ -369,13 +369,24 @@ class TableScan:
             return by_key_stats
 
         ids = [(schema.field(c).id, op, lit) for c, op, lit in preds]
+        current = {f.id: f.type.copy(True) for f in schema.fields}
 
         def by_value_stats(f: DataFileMeta) -> bool:
             cols = f.value_stats_cols
             if cols is not None and not cols:
                 return True
             layout = self._layout(f.schema_id, cols)
-            wanted = [(layout.index.get(fid), op, lit) for fid, op, lit in ids]
+            # Stats of a column whose type changed since the file was written order values
+            # by the old type ('100' < '9' as strings): they cannot exclude the file.
+            wanted = [
+                (
+                    i if i is not None and layout.types[i].copy(True) == current[fid] else None,
+                    op,
+                    lit,
+                )
+                for fid, op, lit in ids
+                for i in (layout.index.get(fid),)
+            ]
             if all(i is None for i, _, _ in wanted):
                 return True
             try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,6 +20,7 @@ from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.fileio import FileIO
 from paimon_core.options import CoreOptions
 from paimon_core.snapshot import jackson_json
+from paimon_core.type_casts import supports_cast
 from paimon_core.types import (
     DataField,
     DataType,
@@ -437,11 +438,16 @@ class UpdateComment:
     comment: str | None
 
 
+FieldPath = str | tuple[str, ...]
+"""A column, or a nested field as Paimon's ``fieldNames``: ``("s", "x")`` is field ``x`` of the
+ROW column ``s``; ``element`` and ``value`` step into an array's element and a map's value."""
+
+
 @dataclass(frozen=True, slots=True)
 class AddColumn:
-    """A new nullable top-level column: last, first, or right after ``after``."""
+    """A new nullable column (or nested field): last, first, or right after ``after``."""
 
-    name: str
+    name: FieldPath
     type: DataType
     description: str | None = None
     first: bool = False
@@ -450,19 +456,49 @@ class AddColumn:
 
 @dataclass(frozen=True, slots=True)
 class RenameColumn:
-    name: str
+    name: FieldPath
     new_name: str
 
 
 @dataclass(frozen=True, slots=True)
 class DropColumn:
-    name: str
+    name: FieldPath
 
 
 @dataclass(frozen=True, slots=True)
 class UpdateColumnComment:
-    name: str
+    name: FieldPath
     comment: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateColumnType:
+    """``ALTER COLUMN c TYPE t``: allowed when ``type_casts.supports_cast`` says so (explicit
+    casts unless ``disable-explicit-type-casting``); old files are cast when read."""
+
+    name: FieldPath
+    new_type: DataType
+    keep_nullability: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateColumnNullability:
+    """``ALTER COLUMN c DROP NOT NULL`` (``nullable``) or ``SET NOT NULL`` (only with
+    ``alter-column-null-to-not-null.disabled`` = false, as in Paimon)."""
+
+    name: FieldPath
+    nullable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateColumnPosition:
+    """``ALTER COLUMN c FIRST | AFTER x`` (Paimon's ``Move``, also BEFORE and LAST)."""
+
+    name: str
+    first: bool = False
+    after: str | None = None
+    before: str | None = None
+    last: bool = False
 
 
 SchemaChange = (
@@ -473,7 +509,140 @@ SchemaChange = (
     | RenameColumn
     | DropColumn
     | UpdateColumnComment
+    | UpdateColumnType
+    | UpdateColumnNullability
+    | UpdateColumnPosition
 )
+NULL_TO_NOT_NULL_DISABLED = "alter-column-null-to-not-null.disabled"
+EXPLICIT_CASTS_DISABLED = "disable-explicit-type-casting"
+
+
+def _path(name: FieldPath) -> tuple[str, ...]:
+    return (name,) if isinstance(name, str) else tuple(name)
+
+
+def _row_fields(t: DataType, out: list[DataField]) -> int:
+    """Java's ``extractRowDataFields``: the ROW fields under ``t`` (through array elements
+    and map values) into ``out``; how many path names that step consumes."""
+    if t.root == "ROW":
+        out.extend(t.fields or ())
+        return 1
+    if t.root == "ARRAY":
+        return _row_fields(t.element, out) + 1  # type: ignore[arg-type]
+    if t.root == "MAP":
+        return _row_fields(t.value, out) + 1  # type: ignore[arg-type]
+    return 1
+
+
+def _wrap_row(t: DataType, fields: list[DataField]) -> DataType:
+    if t.root == "ROW":
+        return replace(t, fields=tuple(fields))
+    if t.root == "ARRAY":
+        return replace(t, element=_wrap_row(t.element, fields))  # type: ignore[arg-type]
+    if t.root == "MAP":
+        return replace(t, value=_wrap_row(t.value, fields))  # type: ignore[arg-type]
+    return t
+
+
+def _modify_nested(
+    fields: list[DataField],
+    path: tuple[str, ...],
+    update_last: Callable[[int, list[DataField], str], None],
+) -> None:
+    """Java's ``NestedColumnModifier``: walk ``path`` into ROW fields (through arrays and
+    maps) and let ``update_last`` change the list that holds the last name in place."""
+
+    def visit(current: list[DataField], previous: list[DataField], depth: int, prev: int) -> None:
+        if depth == len(path) - 1:
+            update_last(depth, current, path[depth])
+            return
+        if depth >= len(path):  # ``[a, element]``: a change of an array's element type
+            update_last(prev, previous, path[prev])
+            return
+        for i, f in enumerate(current):
+            if f.name != path[depth]:
+                continue
+            nested: list[DataField] = []
+            deeper = depth + _row_fields(f.type, nested)
+            visit(nested, current, deeper, depth)
+            f = current[i]
+            current[i] = replace(f, type=_wrap_row(f.type, nested))
+            return
+        raise SchemaError(f"Column '{'.'.join(path[: depth + 1])}' does not exist")
+
+    visit(fields, fields, 0, 0)
+
+
+def _update_field(
+    fields: list[DataField], path: tuple[str, ...], update: Callable[[DataField, int], DataField]
+) -> None:
+    def last(depth: int, current: list[DataField], name: str) -> None:
+        for i, f in enumerate(current):
+            if f.name == name:
+                current[i] = update(f, depth)
+                return
+        raise SchemaError(f"Column '{'.'.join(path)}' does not exist")
+
+    _modify_nested(fields, path, last)
+
+
+def _root_type(t: DataType, depth: int, size: int) -> DataType:
+    """The type a path of ``size`` names ends at, from the field found at ``depth``."""
+    if depth == size - 1:
+        return t
+    if t.root == "ARRAY":
+        return _root_type(t.element, depth + 1, size)  # type: ignore[arg-type]
+    if t.root == "MAP":
+        return _root_type(t.value, depth + 1, size)  # type: ignore[arg-type]
+    return t
+
+
+def _with_root_type(t: DataType, target: DataType, depth: int, size: int) -> DataType:
+    if depth == size - 1:
+        return target
+    if t.root == "ARRAY":
+        return replace(t, element=_with_root_type(t.element, target, depth + 1, size))  # type: ignore[arg-type]
+    if t.root == "MAP":
+        return replace(t, value=_with_root_type(t.value, target, depth + 1, size))  # type: ignore[arg-type]
+    return target
+
+
+def _check_nullability(old: bool, new: bool, name: str, null_to_not_null_disabled: bool) -> None:
+    if null_to_not_null_disabled and old and not new:
+        raise SchemaError(
+            f"Cannot update column type from nullable to non nullable for {name}. You can set "
+            f"table configuration option '{NULL_TO_NOT_NULL_DISABLED}' = 'false' to allow "
+            "converting null columns to not null"
+        )
+
+
+def _move(fields: list[DataField], move: UpdateColumnPosition) -> None:
+    """Java's ``applyMove``."""
+    index = {f.name: i for i, f in enumerate(fields)}
+    at = index.get(move.name, -1)
+    if at == -1:
+        raise SchemaError(f"Field name not found: {move.name}")
+
+    def refuse_self(ref: int) -> None:
+        if ref == at:
+            raise SchemaError(f"Cannot move itself for column {move.name}")
+
+    if move.first or move.last:
+        target = 0 if move.first else len(fields) - 1
+        refuse_self(target)
+    else:
+        reference = move.after if move.after is not None else move.before
+        ref = index.get(reference or "", -1)
+        if ref == -1:
+            raise SchemaError(f"Reference field name not found: {reference}")
+        refuse_self(ref)
+        target = ref
+        if move.after is not None and at > ref:
+            target += 1
+        if move.before is not None and at < ref:
+            target -= 1
+        target = min(target, len(fields) - 1)
+    fields.insert(target, fields.pop(at))
 
 
 def _index_of(fields: list[DataField], name: str) -> int:
@@ -534,43 +703,30 @@ def apply_changes(
         elif isinstance(change, UpdateComment):
             comment = change.comment
         elif isinstance(change, AddColumn):
-            if not change.type.nullable:
-                raise SchemaError(f"Column {change.name} cannot specify NOT NULL in the table.")
-            if any(f.name == change.name for f in fields):
-                raise SchemaError(f"Column '{change.name}' already exists")
-            field_id = ids.next()
-            added = DataField(
-                field_id, change.name, reassign_field_ids(change.type, ids), change.description
-            )
-            if change.first:
-                fields.insert(0, added)
-            elif change.after is not None:
-                fields.insert(_index_of(fields, change.after) + 1, added)
-            elif options.get("add-column-before-partition") == "true" and old.partition_keys:
-                first_partition = next(
-                    (i for i, f in enumerate(fields) if f.name in old.partition_keys), len(fields)
-                )
-                fields.insert(first_partition, added)
-            else:
-                fields.append(added)
+            _add_column(fields, change, ids, options, old.partition_keys)
         elif isinstance(change, RenameColumn):
-            if change.name in old.partition_keys:
-                raise SchemaError(f"Cannot rename partition column: [{change.name}]")
-            i = _index_of(fields, change.name)
-            if any(f.name == change.new_name for f in fields):
-                raise SchemaError(f"Column '{change.new_name}' already exists")
-            fields[i] = replace(fields[i], name=change.new_name)
-            renames[change.name] = change.new_name
-            primary_keys = [renames.get(k, k) for k in primary_keys]
+            path = _path(change.name)
+            if len(path) == 1 and path[0] in old.partition_keys:
+                raise SchemaError(f"Cannot rename partition column: [{path[0]}]")
+            _rename(fields, path, change.new_name)
+            if len(path) == 1:
+                renames[path[0]] = change.new_name
+                primary_keys = [renames.get(k, k) for k in primary_keys]
         elif isinstance(change, DropColumn):
-            if change.name in old.partition_keys or change.name in old.primary_keys:
-                raise SchemaError(f"Cannot drop partition key or primary key: [{change.name}]")
-            del fields[_index_of(fields, change.name)]
-            if not fields:
-                raise SchemaError("Cannot drop all fields in table")
+            _drop(fields, _path(change.name), old)
         elif isinstance(change, UpdateColumnComment):
-            i = _index_of(fields, change.name)
-            fields[i] = replace(fields[i], description=change.comment)
+            comment_of = change.comment
+            _update_field(
+                fields,
+                _path(change.name),
+                lambda f, _depth, c=comment_of: replace(f, description=c),
+            )
+        elif isinstance(change, UpdateColumnType):
+            _update_type(fields, change, old)
+        elif isinstance(change, UpdateColumnNullability):
+            _update_nullability(fields, change, old)
+        elif isinstance(change, UpdateColumnPosition):
+            _move(fields, change)
         else:
             raise SchemaError(f"Unsupported schema change: {change!r}")
     for option in (BUCKET_KEY_OPTION, "sequence.field"):
@@ -589,6 +745,108 @@ def apply_changes(
     )
     validate_schema(new)
     return new
+
+
+def _add_column(
+    fields: list[DataField],
+    change: AddColumn,
+    ids: FieldIds,
+    options: Mapping[str, str],
+    partition_keys: Sequence[str],
+) -> None:
+    path = _path(change.name)
+    if not change.type.nullable:
+        raise SchemaError(f"Column {'.'.join(path)} cannot specify NOT NULL in the table.")
+    field_id = ids.next()
+    new_type = reassign_field_ids(change.type, ids)
+
+    def last(_depth: int, current: list[DataField], name: str) -> None:
+        if any(f.name == name for f in current):
+            raise SchemaError(f"Column '{'.'.join(path)}' already exists")
+        added = DataField(field_id, name, new_type, change.description)
+        if change.first:
+            current.insert(0, added)
+        elif change.after is not None:
+            current.insert(_index_of(current, change.after) + 1, added)
+        elif (
+            options.get("add-column-before-partition") == "true"
+            and partition_keys
+            and len(path) == 1
+        ):
+            first_partition = next(
+                (i for i, f in enumerate(current) if f.name in partition_keys), len(current)
+            )
+            current.insert(first_partition, added)
+        else:
+            current.append(added)
+
+    _modify_nested(fields, path, last)
+
+
+def _rename(fields: list[DataField], path: tuple[str, ...], new_name: str) -> None:
+    def last(_depth: int, current: list[DataField], name: str) -> None:
+        i = _index_of(current, name)
+        if any(f.name == new_name for f in current):
+            raise SchemaError(f"Column '{new_name}' already exists")
+        current[i] = replace(current[i], name=new_name)
+
+    _modify_nested(fields, path, last)
+
+
+def _drop(fields: list[DataField], path: tuple[str, ...], old: TableSchema) -> None:
+    if len(path) == 1 and (path[0] in old.partition_keys or path[0] in old.primary_keys):
+        raise SchemaError(f"Cannot drop partition key or primary key: [{path[0]}]")
+
+    def last(_depth: int, current: list[DataField], name: str) -> None:
+        del current[_index_of(current, name)]
+        if not current:
+            raise SchemaError("Cannot drop all fields in table")
+
+    _modify_nested(fields, path, last)
+
+
+def _update_type(fields: list[DataField], change: UpdateColumnType, old: TableSchema) -> None:
+    path = _path(change.name)
+    shown = ".".join(path)
+    if len(path) == 1 and path[0] in old.partition_keys:
+        raise SchemaError(f"Cannot update partition column: [{shown}]")
+    if len(path) == 1 and path[0] in old.primary_keys:
+        raise SchemaError("Cannot update primary key")
+    explicit = old.options.get(EXPLICIT_CASTS_DISABLED, "false").lower() != "true"
+    strict = old.options.get(NULL_TO_NOT_NULL_DISABLED, "true").lower() != "false"
+
+    def update(f: DataField, depth: int) -> DataField:
+        source = _root_type(f.type, depth, len(path))
+        target = change.new_type
+        if change.keep_nullability:
+            target = target.copy(source.nullable)
+        else:
+            _check_nullability(source.nullable, target.nullable, shown, strict)
+        if not supports_cast(source, target, explicit):
+            raise SchemaError(
+                f"Column type {f.name}[{source}] cannot be converted to {target} without "
+                "losing information."
+            )
+        return replace(f, type=_with_root_type(f.type, target, depth, len(path)))
+
+    _update_field(fields, path, update)
+
+
+def _update_nullability(
+    fields: list[DataField], change: UpdateColumnNullability, old: TableSchema
+) -> None:
+    path = _path(change.name)
+    if change.nullable and len(path) == 1 and path[0] in old.primary_keys:
+        raise SchemaError("Cannot change nullability of primary key")
+    strict = old.options.get(NULL_TO_NOT_NULL_DISABLED, "true").lower() != "false"
+
+    def update(f: DataField, depth: int) -> DataField:
+        source = _root_type(f.type, depth, len(path))
+        _check_nullability(source.nullable, change.nullable, ".".join(path), strict)
+        target = source.copy(change.nullable)
+        return replace(f, type=_with_root_type(f.type, target, depth, len(path)))
+
+    _update_field(fields, path, update)
 
 
 # -------------------------------------------------------------------------------- manager

@@ -257,3 +257,77 @@ def test_a_torn_data_file_is_named(warehouse: str) -> None:
         table.to_arrow()
     assert str(info.value).startswith(f"Cannot read data file {path} of table db.t as Parquet: ")
     assert "\n" not in str(info.value)
+
+
+def _evolving(warehouse: str) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    schema = pa.schema([("k", pa.int64()), ("i", pa.int32()), ("s", pa.string())])
+    table = catalog.create_table("db.t", schema, primary_keys=["k"], options={"bucket": "1"})
+    table.write_arrow(pa.table({"k": [1, 2], "i": [10, 20], "s": ["7", "x"]}, schema=schema))
+    return table
+
+
+def test_changed_column_types_are_cast_when_read(warehouse: str) -> None:
+    from paimon_core.schema import AddColumn, UpdateColumnPosition, UpdateColumnType
+    from paimon_core.types import BIGINT, DOUBLE, STRING
+
+    table = _evolving(warehouse)
+    table.schema_manager.commit_changes(
+        UpdateColumnType("i", BIGINT()),
+        AddColumn("d", DOUBLE(), first=True),
+        UpdateColumnPosition("s", after="d"),
+    )
+    evolved = FileStoreTable.load(table.path)
+    evolved.write_arrow(
+        pa.table({"d": [0.5], "s": ["y"], "k": [3], "i": [2**40]}),
+    )
+    data = evolved.to_arrow()
+    assert data.schema.names == ["d", "s", "k", "i"]
+    assert data.schema.field("i").type == pa.int64()
+    assert data.sort_by("k").to_pylist() == [
+        {"d": None, "s": "7", "k": 1, "i": 10},
+        {"d": None, "s": "x", "k": 2, "i": 20},
+        {"d": 0.5, "s": "y", "k": 3, "i": 2**40},
+    ]
+    old = evolved.copy({"scan.snapshot-id": "1"}).to_arrow()
+    assert old.schema.field("i").type == pa.int32() and old.schema.names == ["k", "i", "s"]
+    table.schema_manager.commit_changes(UpdateColumnType("i", STRING()))
+    assert FileStoreTable.load(table.path).to_arrow().sort_by("k").column("i").to_pylist() == [
+        "10", "20", "1099511627776"
+    ]  # fmt: skip
+
+
+def test_a_value_the_new_type_cannot_hold_names_column_and_file(warehouse: str) -> None:
+    from paimon_core.schema import UpdateColumnType
+    from paimon_core.types import INT
+
+    table = _evolving(warehouse)
+    table.schema_manager.commit_changes(UpdateColumnType("s", INT()))
+    with pytest.raises(DataFileUnreadable, match=r"Cannot read column 's' of data file .*"
+                       r"written as STRING, as INT: "):  # fmt: skip
+        FileStoreTable.load(table.path).to_arrow()
+
+
+@pytest.mark.oracle
+def test_java_reads_a_table_whose_types_and_positions_changed(
+    warehouse: str, oracle: Callable[..., Any]
+) -> None:
+    from paimon_core.schema import AddColumn, RenameColumn, UpdateColumnPosition, UpdateColumnType
+    from paimon_core.types import BIGINT, DOUBLE
+
+    table = _evolving(warehouse)
+    table.schema_manager.commit_changes(
+        UpdateColumnType("i", BIGINT()),
+        AddColumn("d", DOUBLE(), first=True),
+        UpdateColumnPosition("s", after="d"),
+        RenameColumn("s", "s2"),
+    )
+    FileStoreTable.load(table.path).write_arrow(
+        pa.table({"d": [0.5], "s2": ["y"], "k": [3], "i": [2**40]})
+    )
+    assert oracle("read", warehouse, "db.t") == [
+        {"d": None, "s2": "7", "k": 1, "i": 10},
+        {"d": None, "s2": "x", "k": 2, "i": 20},
+        {"d": 0.5, "s2": "y", "k": 3, "i": 2**40},
+    ]

@@ -21,7 +21,7 @@ from paimon_core.manifest import (
     SimpleStats,
 )
 from paimon_core.scan import Split, TableScan
-from paimon_core.schema import RenameColumn
+from paimon_core.schema import RenameColumn, UpdateColumnType
 from paimon_core.snapshot import CommitKind, Snapshot
 from paimon_core.table import FileStoreTable
 from paimon_core.types import STRING
@@ -301,3 +301,17 @@ def test_float_bounds_prove_only_what_a_nan_cannot_break() -> None:
     assert stats_may_match("<=", 0.0, java, 3)
     assert not stats_may_match("<", -1.0, java, 3)
     assert stats_may_match("=", 0, ColumnStats(-0.0, -0.0, 0), 1)  # Spark: -0.0 = 0.0
+
+
+def test_stats_of_a_column_whose_type_changed_do_not_prune(warehouse: str) -> None:
+    """Numbers 9 and 100 have min 9, max 100; after ALTER k TYPE STRING, k < '2' holds for
+    '100' (strings compare by character), which the numeric bounds would exclude."""
+    table = _table(warehouse)
+    table.write_arrow(_batch([9, 100]))
+    table.schema_manager.commit_changes(UpdateColumnType("k", STRING()))
+    evolved = FileStoreTable.load(table.path)
+    splits = evolved.new_scan().plan(predicate=[("k", "<", "2")])
+    assert _files(splits) == 1
+    assert evolved.new_read().to_arrow(splits).column("k").to_pylist() == ["9", "100"]
+    # an unchanged column still prunes: v's stats are of the same type
+    assert _files(evolved.new_scan().plan(predicate=[("v", ">", "zzz")])) == 0

@@ -22,6 +22,9 @@ from paimon_core.schema import (
     SetOption,
     TableSchema,
     UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
+    UpdateColumnType,
     UpdateComment,
     apply_changes,
     check_dynamic_option,
@@ -35,6 +38,7 @@ from paimon_core.types import (
     BIGINT,
     BYTES,
     CHAR,
+    DATE,
     DECIMAL,
     DOUBLE,
     INT,
@@ -43,7 +47,9 @@ from paimon_core.types import (
     STRING,
     TIMESTAMP,
     TIMESTAMP_LTZ,
+    TINYINT,
     DataField,
+    DataType,
 )
 
 # schema/schema-0 written by Java Paimon 0.9 (paimon-oracle create-table db.s --schema 'k INT,
@@ -563,3 +569,120 @@ def test_dynamic_options_may_not_change_fixed_options() -> None:
         check_dynamic_option(options, "bucket", "-1")
     with pytest.raises(SchemaError, match="Cannot change bucket when it is -1"):
         check_dynamic_option({}, "bucket", "3")
+
+
+# ------------------------------------------------------------- types, nullability, positions
+
+
+def _wide() -> TableSchema:
+    return new_table_schema(
+        [
+            ("k", BIGINT(False)),
+            ("i", INT()),
+            ("s", STRING()),
+            ("n", INT(False)),
+            ("arr", ARRAY(INT())),
+            ("m", MAP(STRING(), INT())),
+            ("r", ROW([DataField(0, "x", INT()), DataField(1, "y", STRING())])),
+            ("dt", STRING()),
+        ],
+        partition_keys=["dt"],
+        primary_keys=["k", "dt"],
+        options={"bucket": "2"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "new_type", "expected"),
+    [
+        ("i", BIGINT(), "BIGINT"),  # implicit widening
+        ("i", DOUBLE(), "DOUBLE"),
+        ("i", STRING(), "STRING"),  # explicit, allowed by default
+        ("s", INT(), "INT"),
+        ("i", DECIMAL(12, 2), "DECIMAL(12, 2)"),
+        (("arr", "element"), BIGINT(), "ARRAY<BIGINT>"),
+        (("m", "value"), DOUBLE(), "MAP<STRING, DOUBLE>"),
+        (("r", "x"), BIGINT(), "ROW<`x` BIGINT, `y` STRING>"),
+    ],
+)
+def test_update_column_type(path: str | tuple[str, ...], new_type: DataType, expected: str) -> None:
+    out = apply_changes(_wide(), [UpdateColumnType(path, new_type)])
+    top = path if isinstance(path, str) else path[0]
+    assert str(out.field(top).type) == expected
+    assert out.field(top).id == _wide().field(top).id  # same field, new type
+    assert out.highest_field_id == _wide().highest_field_id
+
+
+@pytest.mark.parametrize(
+    ("change", "options", "message"),
+    [
+        (UpdateColumnType("dt", INT()), {}, "partition column"),
+        (UpdateColumnType("k", INT(False)), {}, "primary key"),
+        (UpdateColumnType("i", DATE()), {}, "cannot be converted"),
+        (UpdateColumnType("arr", STRING()), {}, None),  # any type -> STRING is explicit
+        (UpdateColumnType("i", TINYINT()), {"disable-explicit-type-casting": "true"}, "cannot"),
+        (UpdateColumnType("r", INT()), {}, "cannot be converted"),
+        (UpdateColumnType(("r", "zz"), INT()), {}, "does not exist"),
+        (UpdateColumnType("i", INT(False)), {}, "nullable to non nullable"),
+        (UpdateColumnNullability("i", False), {}, "nullable to non nullable"),
+        (UpdateColumnNullability("k", True), {}, "primary key"),
+        (UpdateColumnPosition("i"), {}, "Reference field name not found"),
+        (UpdateColumnPosition("zz", first=True), {}, "Field name not found"),
+        (UpdateColumnPosition("k", first=True), {}, "Cannot move itself"),
+        (UpdateColumnPosition("i", after="i"), {}, "Cannot move itself"),
+    ],
+)
+def test_refused_column_updates(
+    change: object, options: dict[str, str], message: str | None
+) -> None:
+    schema = replace(_wide(), options={**_wide().options, **options})
+    if message is None:
+        assert apply_changes(schema, [change]).field("arr").type == STRING()  # type: ignore[list-item]
+        return
+    with pytest.raises(SchemaError, match=message):
+        apply_changes(schema, [change])  # type: ignore[list-item]
+
+
+def test_nullability_changes() -> None:
+    out = apply_changes(_wide(), [UpdateColumnNullability("n", True)])
+    assert out.field("n").type == INT()
+    relaxed = replace(
+        _wide(), options={"bucket": "2", "alter-column-null-to-not-null.disabled": "false"}
+    )
+    strict = apply_changes(relaxed, [UpdateColumnNullability("i", False)])
+    assert strict.field("i").type == INT(False)
+    kept = apply_changes(_wide(), [UpdateColumnType("n", BIGINT(), keep_nullability=True)])
+    assert kept.field("n").type == BIGINT(False)
+    nested = apply_changes(_wide(), [UpdateColumnNullability(("arr", "element"), True)])
+    assert nested.field("arr").type == ARRAY(INT())
+
+
+@pytest.mark.parametrize(
+    ("move", "order"),
+    [
+        (UpdateColumnPosition("dt", first=True), "dt k i s n arr m r"),
+        (UpdateColumnPosition("k", last=True), "i s n arr m r dt k"),
+        (UpdateColumnPosition("k", after="s"), "i s k n arr m r dt"),
+        (UpdateColumnPosition("r", after="i"), "k i r s n arr m dt"),
+        (UpdateColumnPosition("r", before="i"), "k r i s n arr m dt"),
+        (UpdateColumnPosition("k", before="n"), "i s k n arr m r dt"),
+    ],
+)
+def test_column_positions_move_as_java(move: UpdateColumnPosition, order: str) -> None:
+    assert apply_changes(_wide(), [move]).field_names == order.split()
+
+
+def test_nested_fields_are_added_renamed_and_dropped() -> None:
+    schema = _wide()
+    added = apply_changes(schema, [AddColumn(("r", "z"), DOUBLE(), first=True)])
+    r = added.field("r").type
+    assert [f.name for f in r.fields] == ["z", "x", "y"]  # type: ignore[union-attr]
+    assert r.fields[0].id == schema.highest_field_id + 1  # type: ignore[index]
+    renamed = apply_changes(added, [RenameColumn(("r", "x"), "x2")])
+    assert [f.name for f in renamed.field("r").type.fields] == ["z", "x2", "y"]  # type: ignore[union-attr]
+    dropped = apply_changes(renamed, [DropColumn(("r", "y"))])
+    assert [f.name for f in dropped.field("r").type.fields] == ["z", "x2"]  # type: ignore[union-attr]
+    with pytest.raises(SchemaError, match=r"'r\.x2' already exists"):
+        apply_changes(renamed, [AddColumn(("r", "x2"), INT())])
+    with pytest.raises(SchemaError, match=r"'nope' does not exist"):
+        apply_changes(schema, [DropColumn(("nope", "a"))])
