@@ -10,6 +10,7 @@ the old one in the index manifest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -204,12 +205,12 @@ class DynamicBucketIndex:
         return self.partition(partition).assign(hashes)
 
     def prepare_commit(
-        self, written: list[str]
+        self, track: Callable[[str], None]
     ) -> dict[tuple[bytes, int], tuple[IndexManifestEntry, IndexManifestEntry | None]]:
         """Write a complete new index file for every bucket with new keys.
 
-        Returns (partition, bucket) -> (new entry, replaced entry or None). Paths of files
-        written are appended to ``written`` so that a failure can remove them.
+        Returns (partition, bucket) -> (new entry, replaced entry or None). ``track`` is
+        given each path before its file is written, so that a failure can remove it.
         """
         changes: dict[tuple[bytes, int], tuple[IndexManifestEntry, IndexManifestEntry | None]] = {}
         index_dir = f"{self.table.path.rstrip('/')}/{INDEX_DIR}"
@@ -220,7 +221,7 @@ class DynamicBucketIndex:
                 data = serialize_hash_index(bucket.all_hashes())
                 name = new_file_name(INDEX_PREFIX)
                 path = f"{index_dir}/{name}"
-                written.append(path)
+                track(path)
                 self.file_io.write_bytes(path, data)
                 entry = IndexManifestEntry(
                     FileKind.ADD, partition, bucket_id, HASH_INDEX, name, len(data), len(data) // 4

@@ -146,11 +146,12 @@ class FileStoreTable:
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest_snapshot()
 
-    def new_write(self, overwrite: bool = False) -> TableWrite:
-        """A writer producing data files and commit messages (runs anywhere: no driver state)."""
+    def new_write(self, overwrite: bool = False, **kwargs: Any) -> TableWrite:
+        """A writer producing data files and commit messages (runs anywhere: no driver state);
+        ``kwargs`` as ``TableWrite``'s (``base_snapshot``, ``on_new_file``)."""
         from paimon_core.write import TableWrite
 
-        return TableWrite(self, overwrite=overwrite)
+        return TableWrite(self, overwrite=overwrite, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
         from paimon_core.commit import FileStoreCommit

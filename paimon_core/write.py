@@ -13,7 +13,7 @@ import datetime as dt
 import inspect
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -111,9 +111,21 @@ def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
 class TableWrite:
     """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
 
-    def __init__(self, table: FileStoreTable, overwrite: bool = False) -> None:
+    def __init__(
+        self,
+        table: FileStoreTable,
+        overwrite: bool = False,
+        *,
+        base_snapshot: Snapshot | Literal[False] | None = False,
+        on_new_file: Callable[[str], None] | None = None,
+    ) -> None:
+        """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
+        empty table; by default the latest when first needed), so that the writers of one
+        distributed statement agree. ``on_new_file`` is told each path before it is created,
+        so that a file of a task attempt that dies or loses can still be found and removed."""
         self.table = table
         self.overwrite = overwrite
+        self._on_new_file = on_new_file
         schema = table.schema
         options = table.options
         if options.file_format != "parquet":
@@ -173,8 +185,8 @@ class TableWrite:
         self._written: list[str] = []
         self._next_seq: dict[tuple[bytes, int], int] = {}
         self._restored: set[bytes] = set()
-        self._base: Snapshot | None = None
-        self._base_read = False
+        self._base: Snapshot | None = base_snapshot or None
+        self._base_read = base_snapshot is not False
         self._dynamic: DynamicBucketIndex | None = None
 
     def _init_buckets(self) -> None:
@@ -308,7 +320,7 @@ class TableWrite:
         self._flush()
         index: dict[tuple[bytes, int], tuple[IndexManifestEntry, IndexManifestEntry | None]] = {}
         if self._dynamic is not None:
-            index = self._dynamic.prepare_commit(self._written)
+            index = self._dynamic.prepare_commit(self._track)
         messages = []
         for key in sorted(set(self._files) | set(index)):
             partition, bucket = key
@@ -338,6 +350,11 @@ class TableWrite:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _track(self, path: str) -> None:
+        if self._on_new_file is not None:
+            self._on_new_file(path)
+        self._written.append(path)
 
     def _abort(self) -> None:
         io = self.table.file_io
@@ -507,7 +524,7 @@ class TableWrite:
     ) -> DataFileMeta:
         name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
-        self._written.append(path)
+        self._track(path)
         sink = self.table.file_io.open_output(path)
         try:
             pq.write_table(

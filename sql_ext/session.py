@@ -35,6 +35,7 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
@@ -68,7 +69,6 @@ from sql_ext.views import (
     table_dataframe,
     travelled,
 )
-from sql_ext.writer import Overwrite, write_dataframe
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

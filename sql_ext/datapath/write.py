@@ -1,0 +1,362 @@
+"""Writing a Spark DataFrame into a Paimon table on Spark's executors, committed once.
+
+The one writer of the project: INSERT, CTAS (``write_dataframe``) and
+``df.write.format("paimon")`` (``source_writer``) all end here.
+
+``write_dataframe`` plans one Spark job: rows are cast to the table's types, routed so that
+every bucket is written by exactly one task (primary-key and bucketed tables are shuffled by
+partition and bucket; dynamic-bucket tables by partition, so that one task owns each
+partition's HASH index), written to data files by ``paimon_core``'s ``TableWrite`` inside
+``mapInArrow``, and the tasks' commit messages (pickled, a few hundred bytes per file) are
+collected and committed on the driver in one snapshot. Every writer continues from the same
+base snapshot, pinned on the driver before the job starts.
+
+Files of attempts that fail, lose to a retry or to a speculative copy: before a task creates
+a file it records its path in its attempt log under ``<table>/_write-<uuid>/``. After the
+job, the driver deletes every logged file that is not in a collected (committed) message, and
+then the logs; after a failure it deletes every logged file. Only an attempt that Spark has
+not yet stopped when the statement ends can still create a file afterwards; nothing ever
+references such a file, so ``remove_orphan_files`` deletes it safely.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import re
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.errors import PySparkException
+from pyspark.sql import functions as F
+from pyspark.sql import types as st
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+
+from paimon_core.bucket import assign_buckets
+from paimon_core.exceptions import PaimonError
+from paimon_core.types import DataField, to_arrow_type
+from sql_ext.dialect import quote_identifier
+from sql_ext.errors import SqlError, first_line
+from sql_ext.spark_types import to_spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from paimon_core.commit_message import CommitMessage
+    from paimon_core.fileio import FileIO
+    from paimon_core.snapshot import Snapshot
+    from paimon_core.table import FileStoreTable
+
+Overwrite = bool | Mapping[str, Any]
+"""False: append. True: replace the partitions the data falls in (the whole table when it
+is not partitioned). A mapping: replace that static partition spec (``{}``: the whole table)."""
+
+STAGING_PREFIX = "_write-"
+BUCKET_COLUMN = "_paimon_bucket"
+RESULT_SCHEMA = "result binary"
+_TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULTILINE)
+
+
+# ---------------------------------------------------------------------------- types
+
+
+def conform(table: FileStoreTable, df: DataFrame) -> DataFrame:
+    """``df`` (one column per table column, by name) cast in Spark to the table's types.
+
+    Spark's casts apply (with ANSI mode, a value that does not fit is an error).
+    """
+    names = df.columns
+    missing = [f.name for f in table.schema.fields if f.name not in names]
+    if missing:
+        raise SqlError(f"Data for {table.identifier} lacks columns {missing}")
+    return df.select(
+        *[
+            F.col(quote_identifier(f.name)).cast(to_spark_type(f.type)).alias(f.name)
+            for f in table.schema.fields
+        ]
+    )
+
+
+def fit(table: FileStoreTable, data: pa.Table | pa.RecordBatch) -> pa.Table:
+    """Spark's Arrow data (the table's columns by name) in the table's Arrow types, where a
+    plain cast would refuse or lose Paimon's form (CHAR padding, TIMESTAMP precision, TIME)."""
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    names = [f.name for f in table.schema.fields]
+    return pa.table([_fit(f, data.column(f.name)) for f in table.schema.fields], names=names)
+
+
+def _fit(f: DataField, column: pa.ChunkedArray) -> pa.ChunkedArray:
+    root = f.type.root
+    if root in ("CHAR", "VARCHAR"):
+        length = f.type.length or 1
+        if len(column) and (pc.max(pc.utf8_length(column)).as_py() or 0) > length:
+            raise SqlError(f"Value of column '{f.name}' exceeds {f.type} length limitation")
+        if root == "CHAR":
+            column = pc.utf8_rpad(column, width=length)
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        # Spark has microseconds; a TIMESTAMP(3) column keeps milliseconds, as Paimon writes.
+        target = to_arrow_type(f.type)
+        if column.type != target:
+            column = pc.cast(column, target, safe=False)
+    elif root == "TIME":
+        millis = column.cast(pa.int32()).cast(pa.time32("ms"))
+        column = millis.cast(to_arrow_type(f.type))
+    return column
+
+
+# ------------------------------------------------------------------------ the tasks
+
+
+@dataclass(frozen=True)
+class _AttemptLog:
+    """The paths one task attempt is about to create, rewritten whole as each is added."""
+
+    file_io: FileIO
+    path: str
+    paths: list[str] = field(default_factory=list)
+
+    def __call__(self, path: str) -> None:
+        self.paths.append(path)
+        self.file_io.write_bytes(self.path, "\n".join(self.paths).encode())
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What every task of one statement needs (pickled to the executors' Python workers):
+    the table, overwrite or not, the base snapshot all writers continue from, and the
+    directory of the attempt logs."""
+
+    table: FileStoreTable
+    overwrite: bool
+    base: Snapshot | None
+    staging: str
+
+    @classmethod
+    def start(cls, table: FileStoreTable, overwrite: bool) -> WriteJob:
+        """A job on ``table`` continuing from its latest snapshot (checked: can be written)."""
+        table.new_write(overwrite).close()  # refuses formats and bucket modes it cannot write
+        staging = f"{table.path.rstrip('/')}/{STAGING_PREFIX}{uuid.uuid4()}"
+        return cls(table, overwrite, table.latest_snapshot(), staging)
+
+    def write(self, batches: Iterable[pa.RecordBatch]) -> bytes | None:
+        """Write one task's rows; the pickled (messages, paths written), None if no rows."""
+        log = _AttemptLog(self.table.file_io, f"{self.staging}/{uuid.uuid4()}")
+        write = self.table.new_write(self.overwrite, base_snapshot=self.base, on_new_file=log)
+        try:
+            for batch in batches:
+                if batch.num_rows:
+                    if BUCKET_COLUMN in batch.schema.names:
+                        batch = batch.drop_columns([BUCKET_COLUMN])
+                    write.write_arrow(fit(self.table, batch))
+            messages = write.prepare_commit()
+        finally:
+            write.close()
+        if not messages:
+            return None
+        return pickle.dumps((messages, list(log.paths)))
+
+    def task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """``mapInArrow`` body: one row holding the task's result."""
+        result = self.write(batches)
+        if result is not None:
+            yield pa.record_batch([pa.array([result], pa.binary())], names=["result"])
+
+    def commit(self, results: Iterable[bytes], overwrite: Overwrite) -> int | None:
+        """Commit the tasks' messages in one snapshot, then remove what lost attempts left.
+
+        Any failure removes every file the job wrote.
+        """
+        kept: set[str] = set()
+        messages: list[CommitMessage] = []
+        try:
+            for result in results:
+                task_messages, paths = pickle.loads(result)
+                messages.extend(task_messages)
+                kept.update(paths)
+            commit = self.table.new_commit()
+            if overwrite is False:
+                snapshot = commit.commit(messages)
+            elif overwrite is True:
+                dynamic = bool(self.table.schema.partition_keys)
+                snapshot = commit.overwrite(messages, dynamic=dynamic)
+            else:
+                snapshot = commit.overwrite(messages, partition=dict(overwrite))
+        except BaseException:
+            self.abort()
+            raise
+        self.sweep(kept)
+        return snapshot
+
+    def abort(self) -> None:
+        """Remove every file any attempt of the job created."""
+        self.sweep(set())
+
+    def sweep(self, kept: set[str]) -> None:
+        """Delete the logged files not in ``kept``, then the logs."""
+        io = self.table.file_io
+        if not io.exists(self.staging):
+            return
+        for name in io.list_names(self.staging):
+            text = io.read_bytes(f"{self.staging}/{name}").decode()
+            for path in text.splitlines():
+                if path and path not in kept:
+                    io.delete(path)
+        io.delete_dir(self.staging)
+
+
+# ----------------------------------------------------------------------- SQL writes
+
+
+def write_dataframe(
+    table: FileStoreTable, df: DataFrame, overwrite: Overwrite = False
+) -> int | None:
+    """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
+    the snapshot id (None when nothing changed).
+
+    Nothing is committed when anything fails, and the files written are removed again.
+
+    Raises:
+        SqlError: a value Spark cannot cast to its column type (ANSI mode), or longer than
+            its CHAR/VARCHAR column.
+        PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
+    """
+    job = WriteJob.start(table, overwrite is not False)
+    routed = _route(job, conform(table, df))
+    try:
+        rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
+    except PySparkException as e:
+        job.abort()
+        raise _task_error(e) or SqlError(
+            f"Cannot write to {table.identifier}: {first_line(e)}"
+        ) from None
+    except BaseException:
+        job.abort()
+        raise
+    return job.commit((row[0] for row in rows), overwrite)
+
+
+def _route(job: WriteJob, df: DataFrame) -> DataFrame:
+    """``df`` partitioned so that no bucket of the table is written by two tasks."""
+    table = job.table
+    probe = table.new_write(job.overwrite)
+    partitions = [F.col(quote_identifier(k)) for k in table.schema.partition_keys]
+    if probe.mode == "unaware":
+        return df  # every task writes its own files; append files never merge
+    if probe.mode == "dynamic":
+        # One task per partition owns its HASH index (Paimon's single assigner).
+        return df.repartition(*partitions) if partitions else df.repartition(1)
+    schema = st.StructType(
+        [*df.schema.fields, st.StructField(BUCKET_COLUMN, st.IntegerType(), False)]
+    )
+    with_bucket = df.mapInArrow(_BucketAssigner(table).task, schema)
+    return with_bucket.repartition(*partitions, F.col(BUCKET_COLUMN))
+
+
+@dataclass(frozen=True)
+class _BucketAssigner:
+    """Adds each row's fixed bucket (``bucket-key`` hash, as Paimon assigns it)."""
+
+    table: FileStoreTable
+
+    def task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        probe = self.table.new_write()
+        for batch in batches:
+            fitted = fit(self.table, batch)
+            keys = [fitted.column(k) for k in probe.bucket_keys]
+            buckets = assign_buckets(keys, probe.bucket_key_types, probe.num_buckets)
+            yield batch.append_column(
+                pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets, pa.int32())
+            )
+
+
+def _task_error(error: PySparkException) -> PaimonError | None:
+    """The project's own error a Python worker raised (its last line in Spark's traceback),
+    raised again on the driver with its type and message."""
+    found = _TASK_ERROR.findall(str(error))
+    if not found:
+        return None
+    qualified, message = found[-1]
+    module, _, name = qualified.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        if isinstance(cls, type) and issubclass(cls, PaimonError):
+            return cls(message)
+    except (ImportError, AttributeError, TypeError):
+        pass
+    return None
+
+
+# -------------------------------------------------------------- df.write.format("paimon")
+
+
+@dataclass
+class PaimonCommitMessage(WriterCommitMessage):
+    """One task's pickled (messages, paths written); None when the task had no rows."""
+
+    result: bytes | None
+
+
+class PaimonArrowWriter(DataSourceArrowWriter):
+    """``df.write.format("paimon").save("db.t")``: tasks write, the driver commits once.
+
+    Spark gives a data source no way to shuffle its input, so only tables whose buckets may
+    be written by several tasks of one job are accepted: append tables. Primary-key tables
+    are refused (two tasks writing one bucket would give two files equal sequence numbers):
+    write them with INSERT through ``PaimonSession``.
+    """
+
+    def __init__(self, job: WriteJob, overwrite: Overwrite) -> None:
+        self.job = job
+        self.overwrite = overwrite
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        return PaimonCommitMessage(self.job.write(iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        results = [m.result for m in messages if isinstance(m, PaimonCommitMessage) and m.result]
+        self.job.commit(results, self.overwrite)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.job.abort()
+
+
+def source_writer(
+    options: Mapping[str, str], schema: StructType, overwrite: bool
+) -> PaimonArrowWriter:
+    """The writer of ``format("paimon")``: options ``path`` (``db.t``), ``warehouse``, Paimon's
+    catalog options (``s3.*``) and ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
+    Spark's file sources: a Python data source cannot see the session's configuration).
+
+    Raises:
+        SqlError: no table or warehouse given, or a primary-key table.
+    """
+    from paimon_core.catalog import FileSystemCatalog
+
+    options = dict(options)
+    lower = {k.lower(): v for k, v in options.items()}
+    identifier = lower.get("path") or lower.get("table")
+    warehouse = lower.get("warehouse")
+    if not identifier or not warehouse:
+        raise SqlError(
+            "format('paimon') writes need the table (save('db.t')) and option 'warehouse'"
+        )
+    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
+    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
+    if table.schema.primary_keys:
+        raise SqlError(
+            f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
+            "cannot be shuffled by bucket; use INSERT INTO through PaimonSession"
+        )
+    mode = lower.get("partitionoverwritemode", "static").lower()
+    if mode not in ("static", "dynamic"):
+        raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")
+    result: Overwrite = False
+    if overwrite:
+        result = True if mode == "dynamic" and table.schema.partition_keys else {}
+    return PaimonArrowWriter(WriteJob.start(table, bool(overwrite)), result)
