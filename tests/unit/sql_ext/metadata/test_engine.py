@@ -42,6 +42,13 @@ ANSWERED = [
     "SELECT * FROM db.t$tags ORDER BY snapshot_id DESC, tag_name",
     "SELECT tag_name, time_retained FROM db.t$tags "
     "WHERE tag_name LIKE 'dai%' OR tag_name LIKE '_eekly'",
+    "SELECT tag_name, time_retained FROM db.t$tags ORDER BY time_retained, tag_name",
+    "SELECT tag_name, time_retained FROM db.t$tags ORDER BY time_retained DESC NULLS FIRST",
+    "SELECT tag_name FROM db.t$tags WHERE NOT time_retained = 'PT24H'",
+    "SELECT tag_name FROM db.t$tags WHERE time_retained IS NULL OR snapshot_id = 2",
+    "SELECT count(time_retained), min(time_retained), max(tag_name) FROM db.t$tags",
+    "SELECT tag_name FROM db.t$tags WHERE commit_time < create_time AND tag_name <> 'weekly'",
+    "SELECT * FROM db.t$options",
     "SELECT * FROM db.t$schemas",
     "SELECT `key`, value FROM db.t$options WHERE `key` LIKE 'snapshot%' ORDER BY `key` DESC",
     "SELECT * FROM db.t$branches",
@@ -90,6 +97,7 @@ def base(warehouse: str) -> str:
     )
     create_tag(table, "daily", snapshot_id=1, time_retained="1 d")
     create_tag(table, "weekly", snapshot_id=3)
+    create_tag(table, "monthly", snapshot_id=2, time_retained="2 h")
     return warehouse
 
 
@@ -202,6 +210,7 @@ def test_changes_give_the_same_results_and_state(
     assert got[:3] == expected
     assert sorted(p.name for p in Path(ours, "db.db", "t", "tag").iterdir()) == [
         "tag-daily",
+        "tag-monthly",
         "tag-n3",
         "tag-ts",
         "tag-weekly",
@@ -235,7 +244,7 @@ def test_a_script_starts_spark_once_at_its_first_data_statement(
     code, out, err, session = lazily(spy, conf_dir, "--warehouse", ours, "-f", str(script))
     assert (code, out, err) == expected and code == EXIT_OK
     assert start.starts == 1
-    assert seen_at_start == [["tag-before", "tag-daily", "tag-weekly"]]
+    assert seen_at_start == [["tag-before", "tag-daily", "tag-monthly", "tag-weekly"]]
     assert session.spark_session is not None and session.current_database == "db"
 
 
