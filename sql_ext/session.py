@@ -50,6 +50,7 @@ from sql_ext.parse import (
     Fragment,
     QueryStatement,
     SqlParseError,
+    Statement,
     TableRef,
     parse_statement,
     query_fragment,
@@ -191,7 +192,7 @@ class PaimonSession:
 
     # ------------------------------------------------------------------------ public
 
-    def sql(self, text: str) -> DataFrame:
+    def sql(self, text: str, parsed: Statement | None = None) -> DataFrame:
         """Run exactly one statement (a trailing `;` is fine) and return its result.
 
         Raises:
@@ -207,7 +208,9 @@ class PaimonSession:
             raise SqlParseError(
                 f"sql() runs one statement, got {len(statements)}; use run_script() for scripts"
             )
-        return self._statement(statements[0])
+        if parsed is not None and parsed.text != statements[0]:
+            parsed = None
+        return self._statement(statements[0], parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Each statement of `text` with its result, run one at a time as the caller iterates.
@@ -265,14 +268,14 @@ class PaimonSession:
 
         return substitute(text, frozenset())
 
-    def _statement(self, text: str) -> DataFrame:
+    def _statement(self, text: str, parsed: Statement | None = None) -> DataFrame:
         text = self._substitute(text)
         if is_tag_ddl(text):
             return self._tag_ddl(text)
         explained = self._explain(text)
         if explained is not None:
             return explained
-        statement = parse_statement(text)
+        statement = parse_statement(text) if parsed is None else parsed
         if isinstance(statement, CallStatement):
             return self._call(statement)
         tree = statement.tree

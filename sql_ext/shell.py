@@ -30,6 +30,7 @@ from sqlglot.errors import ParseError
 
 from paimon_core.exceptions import PaimonError
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS
+from sql_ext.metadata.result import ToSpark
 from sql_ext.output import OutputFormat, write_result
 from sql_ext.parse import split_statements
 
@@ -281,14 +282,15 @@ class LazySession:
         return self.engine.current_database
 
     def sql(self, text: str) -> Any:
-        """Run one statement; returns a `DataFrame` or the engine's `Rows`."""
-        if self.spark_session is None:
-            answered = self.engine.run(text)
-            if answered is not None:
-                return answered
-            self.spark_session = self._start()
-            self.spark_session.current_database = self.engine.current_database
-        return self.spark_session.sql(text)
+        """Run one statement, parsed once; returns a `DataFrame` or the engine's `Rows`."""
+        if self.spark_session is not None:
+            return self.spark_session.sql(text)
+        answered = self.engine.run(text)
+        if not isinstance(answered, ToSpark):
+            return answered
+        self.spark_session = self._start()
+        self.spark_session.current_database = self.engine.current_database
+        return self.spark_session.sql(text, answered.parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, Any]]:
         for statement in split_statements(text):

@@ -1,7 +1,7 @@
 """`MetadataEngine`: the statements `paimon-sql` answers in its own process, without Spark.
 
 `run(text)` returns the result of a statement it answers exactly as `PaimonSession` would
-(same columns, values and errors), or None before doing anything when Spark must run it.
+(same columns, values and errors), or `ToSpark` before doing anything when Spark must run it.
 Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
 NAMESPACE`, `USE`, `DESCRIBE [TABLE]` of a Paimon or system table, and the `SELECT`s over
 `$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -22,7 +21,7 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist
 from paimon_core.time_travel import travel_table
 from procedures import call_procedure
-from procedures.base import CallContext, ProcedureResult
+from procedures.base import CallContext
 from sql_ext.dynamic_options import PREFIX, with_dynamic_options
 from sql_ext.errors import SqlError
 from sql_ext.metadata.config import (
@@ -32,38 +31,27 @@ from sql_ext.metadata.config import (
 )
 from sql_ext.metadata.describe import describe_rows, describe_system_table
 from sql_ext.metadata.query import compile_select
+from sql_ext.metadata.result import NO_RESULT, Rows, ToSpark
 from sql_ext.metadata.show import show_catalog
-from sql_ext.parse import CallStatement, QueryStatement, parse_statement, table_nodes
+from sql_ext.parse import (
+    CallStatement,
+    QueryStatement,
+    Statement,
+    parse_statement,
+    table_nodes,
+)
 from sql_ext.system_tables import SYSTEM_TABLES, system_table_rows
 from sql_ext.tag_ddl import is_tag_ddl, parse_tag_ddl, run_tag_statement
 
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
-__all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows"]
+__all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows", "ToSpark"]
 
 QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "branches"})
 TIME_ZONE_CONF = "spark.sql.session.timeZone"
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _EXPLAIN = re.compile(r"\s*EXPLAIN\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class Rows:
-    """A statement's result as `sql_ext.output.write_result` takes it (like a DataFrame)."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-
-    def collect(self) -> list[tuple[Any, ...]]:
-        return self.rows
-
-    @classmethod
-    def of(cls, result: ProcedureResult) -> Rows:
-        return cls([c.name for c in result.columns], list(result.rows))
-
-
-NO_RESULT = Rows([])
 
 
 class MetadataEngine:
@@ -86,16 +74,20 @@ class MetadataEngine:
 
     # ------------------------------------------------------------------------ public
 
-    def run(self, text: str) -> Rows | None:
-        """The result of one statement, or None (nothing done) when Spark must run it.
+    def run(self, text: str) -> Rows | ToSpark:
+        """The result of one statement, or `ToSpark` (nothing done) when Spark must run it.
 
         Raises the errors `PaimonSession` raises for the statement.
         """
         if "${" in text or _EXPLAIN.match(text):
-            return None  # variable substitution and EXPLAIN are Spark's
+            return ToSpark()  # variable substitution and EXPLAIN are Spark's
         if is_tag_ddl(text):
             return self._tag_ddl(text)
         statement = parse_statement(text)
+        answered = self._answer(statement)
+        return ToSpark(statement) if answered is None else answered
+
+    def _answer(self, statement: Statement) -> Rows | None:
         if isinstance(statement, CallStatement):
             return self._call(statement)
         tree = statement.tree

@@ -13,10 +13,15 @@ from typing import Any
 import pytest
 
 from paimon_core.tag_management import create_tag
+from procedures import PROCEDURES
+from sql_ext import session as session_module
+from sql_ext.metadata import engine as engine_module
 from sql_ext.metadata.config import session_conf
 from sql_ext.metadata.engine import MetadataEngine
+from sql_ext.output import OutputFormat
+from sql_ext.parse import Statement, parse_statement
 from sql_ext.session import PaimonSession
-from sql_ext.shell import EXIT_FAILED, EXIT_OK, LazySession
+from sql_ext.shell import EXIT_FAILED, EXIT_OK, Console, LazySession, interact
 from sql_ext.shell import run as shell_run
 from tests.unit.procedures.helpers import new_catalog, new_table
 
@@ -227,7 +232,7 @@ SELECT tag_name, snapshot_id FROM t$tags ORDER BY tag_name
 
 
 def test_a_script_starts_spark_once_at_its_first_data_statement(
-    spark: Any, base: str, conf_dir: Path, tmp_path: Path
+    spark: Any, base: str, conf_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ours, theirs = copy(base, "ours"), copy(base, "theirs")
     script = tmp_path / "mixed.sql"
@@ -241,11 +246,20 @@ def test_a_script_starts_spark_once_at_its_first_data_statement(
         seen_at_start.append(sorted(p.name for p in tags.iterdir()))
         return start()
 
+    parses: list[str] = []
+
+    def counted(text: str) -> Statement:
+        parses.append(text)
+        return parse_statement(text)
+
+    monkeypatch.setattr(engine_module, "parse_statement", counted)
+    monkeypatch.setattr(session_module, "parse_statement", counted)
     code, out, err, session = lazily(spy, conf_dir, "--warehouse", ours, "-f", str(script))
     assert (code, out, err) == expected and code == EXIT_OK
     assert start.starts == 1
     assert seen_at_start == [["tag-before", "tag-daily", "tag-monthly", "tag-weekly"]]
     assert session.spark_session is not None and session.current_database == "db"
+    assert len(parses) == len(set(parses)) == MIXED.count(";") + 1  # each statement once
 
 
 def test_errors_stop_a_script_the_same_way(spark: Any, base: str, conf_dir: Path) -> None:
@@ -279,3 +293,29 @@ def test_dynamic_options_from_conf_apply_as_in_spark(spark: Any, base: str, conf
         '{"snapshot_id":2}',
         '{"snapshot_id":3}',
     ]
+
+
+def test_the_interactive_loop_answers_without_spark(base: str, conf_dir: Path) -> None:
+    engine = MetadataEngine(base, session_conf([], {"SPARK_CONF_DIR": str(conf_dir)}))
+    session = LazySession(engine, no_spark)
+    inputs = iter(["USE db;", "SHOW TAGS t; CALL sys.nope();", "SHOW TABLES;"])
+    prompts: list[str] = []
+
+    def read() -> str:
+        prompts.append(session.current_database)
+        try:
+            return next(inputs)
+        except StopIteration:
+            raise EOFError from None
+
+    out, err = io.StringIO(), io.StringIO()
+    console = Console(out, err, OutputFormat.TSV, verbose=False)
+    assert interact(session, console, read) == EXIT_OK  # type: ignore[arg-type]
+    assert prompts == ["default", "db", "db", "db"]
+    assert out.getvalue() == (
+        "tag\ndaily\nmonthly\nweekly\nnamespace\ttableName\tisTemporary\ndb\tt\tfalse\n"
+    )
+    assert [line for line in err.getvalue().splitlines() if line.startswith("Error")] == [
+        "Error: Procedure sys.nope is not found. Available: " + ", ".join(sorted(PROCEDURES)) + "."
+    ]
+    assert session.spark_session is None
