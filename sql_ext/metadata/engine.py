@@ -52,6 +52,8 @@ QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "b
 TIME_ZONE_CONF = "spark.sql.session.timeZone"
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _EXPLAIN = re.compile(r"\s*EXPLAIN\b", re.IGNORECASE)
+QUERY_DEFAULTS = {"spark.sql.casesensitive": "false", "spark.sql.orderbyordinal": "true"}
+"""Settings the SELECT evaluator assumes; set otherwise, Spark answers the queries."""
 
 
 class MetadataEngine:
@@ -208,7 +210,13 @@ class MetadataEngine:
         except Exception:  # an invalid name is no Paimon table: Spark says what it is
             return False
 
+    def _query_semantics_are_default(self) -> bool:
+        settings = {k.lower(): v.strip().lower() for k, v in self.conf.items()}
+        return all(settings.get(k, v) == v for k, v in QUERY_DEFAULTS.items())
+
     def _select(self, statement: QueryStatement, tree: exp.Select) -> Rows | None:
+        if not self._query_semantics_are_default():
+            return None
         nodes = list(table_nodes(tree))
         refs = statement.paimon_tables
         if len(nodes) != 1 or len(refs) != 1 or refs[0].node is not nodes[0]:

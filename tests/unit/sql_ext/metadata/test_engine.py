@@ -18,6 +18,7 @@ from sql_ext import session as session_module
 from sql_ext.metadata import engine as engine_module
 from sql_ext.metadata.config import session_conf
 from sql_ext.metadata.engine import MetadataEngine
+from sql_ext.metadata.result import Rows, ToSpark
 from sql_ext.output import OutputFormat
 from sql_ext.parse import Statement, parse_statement
 from sql_ext.session import PaimonSession
@@ -319,3 +320,13 @@ def test_the_interactive_loop_answers_without_spark(base: str, conf_dir: Path) -
         "Error: Procedure sys.nope is not found. Available: " + ", ".join(sorted(PROCEDURES)) + "."
     ]
     assert session.spark_session is None
+
+
+@pytest.mark.parametrize(
+    "setting", ["spark.sql.caseSensitive=true", "spark.sql.orderByOrdinal=false"]
+)
+def test_queries_go_to_spark_under_other_query_settings(base: str, setting: str) -> None:
+    key, _, value = setting.partition("=")
+    query = "SELECT snapshot_id FROM db.t$snapshots ORDER BY 1"
+    assert isinstance(MetadataEngine(base, {}).run(query), Rows)
+    assert MetadataEngine(base, {key: value}).run(query) == ToSpark(parse_statement(query))
