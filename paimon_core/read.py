@@ -33,7 +33,9 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
-_ADDS = pa.array([0, 2], pa.int8())  # +I and +U survive a merge; -U and -D retract
+# +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
+# imports pandas (0.5 s), which the metadata-only shell path must not pay.
+_ADDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([0, 2]))])
 
 
 def data_file_path(

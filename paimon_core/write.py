@@ -47,7 +47,7 @@ KEY_FIELD_ID_START = SYSTEM_FIELD_ID_START  # _KEY_<k> has id 1073741823 + id(k)
 SEQUENCE_NUMBER_ID = 2147483646
 VALUE_KIND_ID = 2147483645
 WRITE_BUFFER_SIZE = 256 * 1024 * 1024
-_RETRACT = pa.array([1, 3], pa.int8())  # -U, -D
+_RETRACT = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([1, 3]))])  # -U, -D
 _COMPRESSION = {
     "zstd": "zstd",
     "snappy": "snappy",

@@ -39,11 +39,19 @@ from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
+from sql_ext.metadata.config import (
+    CATALOG_NAME,
+    WAREHOUSE_CONF,
+    resolve_catalog_options,
+    resolve_warehouse,
+)
+from sql_ext.metadata.show import show_catalog
 from sql_ext.parse import (
     CallStatement,
     Fragment,
     QueryStatement,
     SqlParseError,
+    Statement,
     TableRef,
     parse_statement,
     query_fragment,
@@ -83,10 +91,6 @@ __all__ = [
     "resolve_warehouse",
 ]
 
-CATALOG_NAME = "paimon"
-CATALOG_CONF_PREFIX = f"spark.sql.catalog.{CATALOG_NAME}."
-WAREHOUSE_CONF = f"{CATALOG_CONF_PREFIX}warehouse"
-DEFAULT_WAREHOUSE = "warehouse"
 _EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _TOKENIZER = PaimonSpark.Tokenizer
@@ -95,40 +99,6 @@ _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
 _SUBSTITUTE_CONF = "spark.sql.variable.substitute"
 _VARIABLE = re.compile(r"\$\{(?:(\w+?):)?(\S+?)\}")  # Spark's ConfigReader.REF_RE
 _CONF_PREFIXES = frozenset({"spark", "sparkconf", "hivevar", "hiveconf"})
-
-
-def resolve_warehouse(
-    warehouse: str | None,
-    conf: Mapping[str, str] | None = None,
-    spark: SparkSession | None = None,
-) -> str:
-    """The warehouse argument, else `spark.sql.catalog.paimon.warehouse` (the `conf` given,
-    then the session's), else `./warehouse`; made absolute, without a `file:` scheme."""
-    path = warehouse or (conf or {}).get(WAREHOUSE_CONF)
-    if not path and spark is not None:
-        path = spark.conf.get(WAREHOUSE_CONF, None)
-    path = path or DEFAULT_WAREHOUSE
-    if path.startswith("file:"):
-        path = "/" + path[len("file:") :].lstrip("/")
-    if "://" not in path:
-        path = os.path.abspath(os.path.expanduser(path))
-    return path
-
-
-def resolve_catalog_options(
-    conf: Mapping[str, str] | None = None, spark: SparkSession | None = None
-) -> dict[str, str]:
-    """Paimon's catalog options from `spark.sql.catalog.paimon.<option>` (the session's
-    configuration, then the `conf` given, which wins), as Paimon's SparkCatalog takes them:
-    `spark.sql.catalog.paimon.s3.endpoint` is the catalog option `s3.endpoint`. The
-    warehouse is left out (`resolve_warehouse` owns it)."""
-    options: dict[str, str] = {}
-    sources: list[Mapping[str, str]] = [spark.conf.getAll] if spark is not None else []
-    for source in [*sources, conf or {}]:
-        for key, value in source.items():
-            if key.startswith(CATALOG_CONF_PREFIX) and key != WAREHOUSE_CONF:
-                options[key[len(CATALOG_CONF_PREFIX) :]] = value
-    return options
 
 
 def _view(name: str) -> exp.Table:
@@ -222,7 +192,7 @@ class PaimonSession:
 
     # ------------------------------------------------------------------------ public
 
-    def sql(self, text: str) -> DataFrame:
+    def sql(self, text: str, parsed: Statement | None = None) -> DataFrame:
         """Run exactly one statement (a trailing `;` is fine) and return its result.
 
         Raises:
@@ -238,7 +208,9 @@ class PaimonSession:
             raise SqlParseError(
                 f"sql() runs one statement, got {len(statements)}; use run_script() for scripts"
             )
-        return self._statement(statements[0])
+        if parsed is not None and parsed.text != statements[0]:
+            parsed = None
+        return self._statement(statements[0], parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Each statement of `text` with its result, run one at a time as the caller iterates.
@@ -296,14 +268,14 @@ class PaimonSession:
 
         return substitute(text, frozenset())
 
-    def _statement(self, text: str) -> DataFrame:
+    def _statement(self, text: str, parsed: Statement | None = None) -> DataFrame:
         text = self._substitute(text)
         if is_tag_ddl(text):
             return self._tag_ddl(text)
         explained = self._explain(text)
         if explained is not None:
             return explained
-        statement = parse_statement(text)
+        statement = parse_statement(text) if parsed is None else parsed
         if isinstance(statement, CallStatement):
             return self._call(statement)
         tree = statement.tree
@@ -730,46 +702,10 @@ class PaimonSession:
 
     def _show(self, rest: str) -> DataFrame | None:
         """SHOW DATABASES / TABLES / CURRENT NAMESPACE of the Paimon catalog; None: Spark's."""
-        tokens = _tokenize(rest)
-        words = [t.text.upper() for t in tokens]
-        if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
-            schema = "catalog STRING NOT NULL, namespace STRING NOT NULL"
-            return local_dataframe(self.spark, [(CATALOG_NAME, self.current_database)], schema)
-        if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
+        shown = show_catalog(rest, self._paimon, self.current_database)
+        if shown is None:
             return None
-        position = 1
-        namespace: list[str] = []
-        if position < len(tokens) and words[position] in ("FROM", "IN"):
-            position += 1
-            while position < len(tokens) and tokens[position].token_type in (
-                TokenType.VAR,
-                TokenType.IDENTIFIER,
-            ):
-                namespace.append(tokens[position].text)
-                position += 1
-                if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
-                    position += 1
-                else:
-                    break
-        pattern, position = _like_pattern(tokens, position)
-        if position != len(tokens):
-            return None
-        catalog = self._paimon()
-        if words[0] != "TABLES":
-            if namespace and [n.lower() for n in namespace] != [CATALOG_NAME]:
-                return None
-            names = [d for d in catalog.list_databases() if _matches(d, pattern)]
-            return local_dataframe(self.spark, [(d,) for d in names], "namespace STRING NOT NULL")
-        if len(namespace) == 2 and namespace[0].lower() == CATALOG_NAME:
-            namespace = namespace[1:]
-        if len(namespace) > 1:
-            return None
-        database = namespace[0] if namespace else self.current_database
-        rows = [(database, t, False) for t in catalog.list_tables(database) if _matches(t, pattern)]
-        schema = (
-            "namespace STRING NOT NULL, tableName STRING NOT NULL, isTemporary BOOLEAN NOT NULL"
-        )
-        return local_dataframe(self.spark, rows, schema)
+        return local_dataframe(self.spark, shown.rows, shown.spark_schema())
 
     def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:
         (table,) = tree.args.get("tables") or [tree.this]
@@ -870,24 +806,3 @@ def _tokenize(text: str) -> list[Token]:
         return _TOKENIZER(dialect=PaimonSpark()).tokenize(text)
     except TokenError:
         return []
-
-
-def _like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
-    if position < len(tokens) and tokens[position].text.upper() == "LIKE":
-        position += 1
-    if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
-        return tokens[position].text, position + 1
-    return None, position
-
-
-def _matches(name: str, pattern: str | None) -> bool:
-    """Spark's `StringUtils.filterPattern`: `*` is any text, `|` separates alternatives."""
-    if pattern is None:
-        return True
-    for alternative in pattern.split("|"):
-        try:
-            if re.fullmatch(alternative.strip().replace("*", ".*"), name, re.IGNORECASE):
-                return True
-        except re.error:
-            continue
-    return False

@@ -21,7 +21,7 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -30,12 +30,14 @@ from sqlglot.errors import ParseError
 
 from paimon_core.exceptions import PaimonError
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS
+from sql_ext.metadata.result import ToSpark
 from sql_ext.output import OutputFormat, write_result
 from sql_ext.parse import split_statements
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from sql_ext.metadata.engine import MetadataEngine
     from sql_ext.session import PaimonSession
 
 __all__ = [
@@ -44,9 +46,11 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Console",
+    "LazySession",
     "build_parser",
     "error_message",
     "is_complete",
+    "lazy_session",
     "local_session",
     "main",
     "prepare_environment",
@@ -165,6 +169,10 @@ def _java_error(text: str) -> str:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    """Errors users cause; Spark's only once Spark is loaded (a statement answered without
+    Spark cannot raise them, and importing pyspark for the check would cost a second)."""
+    if "pyspark" not in sys.modules:
+        return (PaimonError, ParseError)
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
@@ -251,6 +259,60 @@ def local_session(args: argparse.Namespace) -> PaimonSession:
     )
     quiet_spark(session.spark)
     return session
+
+
+class LazySession:
+    """The shell's session: metadata statements run in this process (`MetadataEngine`), and
+    the first statement that needs Spark starts it (`start`), after which every statement
+    goes to Spark, which then holds the session's state (`SET`, views, the database).
+
+    It has what the shell uses of a `PaimonSession`: `sql`, `run_script`, `stop` and
+    `current_database`.
+    """
+
+    def __init__(self, engine: MetadataEngine, start: Callable[[], PaimonSession]) -> None:
+        self.engine = engine
+        self._start = start
+        self.spark_session: PaimonSession | None = None
+
+    @property
+    def current_database(self) -> str:
+        if self.spark_session is not None:
+            return self.spark_session.current_database
+        return self.engine.current_database
+
+    def sql(self, text: str) -> Any:
+        """Run one statement, parsed once; returns a `DataFrame` or the engine's `Rows`."""
+        if self.spark_session is not None:
+            return self.spark_session.sql(text)
+        answered = self.engine.run(text)
+        if not isinstance(answered, ToSpark):
+            return answered
+        self.spark_session = self._start()
+        self.spark_session.current_database = self.engine.current_database
+        return self.spark_session.sql(text, answered.parsed)
+
+    def run_script(self, text: str) -> Iterator[tuple[str, Any]]:
+        for statement in split_statements(text):
+            yield statement, self.sql(statement)
+
+    def stop(self) -> None:
+        if self.spark_session is not None:
+            self.spark_session.stop()
+
+
+def lazy_session(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Any:
+    """The shell's default session: no JVM until a statement needs one (`LazySession`).
+
+    The in-process engine gets the configuration Spark would start with: spark-defaults
+    (`SPARK_CONF_DIR`, set by `prepare_environment`), then `--conf`.
+    """
+    prepare_environment()
+    from sql_ext.metadata.config import session_conf
+    from sql_ext.metadata.engine import MetadataEngine
+
+    engine = MetadataEngine(args.warehouse, session_conf(args.conf, environ))
+    return LazySession(engine, lambda: local_session(args))
 
 
 # --------------------------------------------------------------------------- running
@@ -355,7 +417,7 @@ def run(
     argv: Sequence[str] | None = None,
     *,
     session: PaimonSession | None = None,
-    session_factory: SessionFactory = local_session,
+    session_factory: SessionFactory = lazy_session,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,

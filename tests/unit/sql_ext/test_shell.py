@@ -412,3 +412,55 @@ def test_module_reports_a_failing_statement(launched: dict[str, Launched]) -> No
     errors = [line for line in err.splitlines() if "Error" in line or "Traceback" in line]
     assert len(errors) == 1 and errors[0].startswith("Error: ") and "no_such_tag" in errors[0]
     assert not Path(launched["failing"].warehouse, "db.db", "t", "tag", "tag-never").exists()
+
+
+# --------------------------------------------------------------------------- without Spark
+
+NO_SPARK = """
+import sys
+
+
+class NoSpark:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("pyspark", "py4j"):
+            raise ImportError(f"{name} must not be imported")
+
+
+sys.meta_path.insert(0, NoSpark())
+from sql_ext.shell import main
+
+code = main(sys.argv[1:])
+sys.stderr.write(f"modules: {sorted(m for m in ('pyspark', 'py4j') if m in sys.modules)}\\n")
+sys.exit(code)
+"""
+
+
+def test_metadata_statements_never_import_pyspark(warehouse: str) -> None:
+    new_table(new_catalog(warehouse), commits=2)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_CONF_DIR": str(ROOT / "spark-conf")}
+
+    def shell(*argv: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", NO_SPARK, "--warehouse", warehouse, *argv]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+
+    done = shell(
+        "--output",
+        "json",
+        "-e",
+        "CALL sys.create_tag(table => 'db.t', tag => 'cron', snapshot => 1); "
+        "SELECT snapshot_id, commit_kind FROM db.t$snapshots WHERE snapshot_id > 1; "
+        "SELECT tag_name FROM db.t$tags",
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json_lines(done.stdout) == [
+        {"result": True},
+        {"snapshot_id": 2, "commit_kind": "APPEND"},
+        {"tag_name": "cron"},
+    ]
+    assert done.stderr == "modules: []\n"
+    failed = shell("-e", "CALL sys.create_tag(table => 'db.t', tag => 'cron')")
+    assert failed.returncode == EXIT_FAILED
+    assert failed.stderr == "Error: CALL sys.create_tag: Tag 'cron' already exists.\nmodules: []\n"
+    needs_spark = shell("-e", "SELECT * FROM db.t")
+    assert needs_spark.returncode == EXIT_FAILED
+    assert "pyspark must not be imported" in needs_spark.stderr

@@ -1,0 +1,239 @@
+"""`MetadataEngine`: the statements `paimon-sql` answers in its own process, without Spark.
+
+`run(text)` returns the result of a statement it answers exactly as `PaimonSession` would
+(same columns, values and errors), or `ToSpark` before doing anything when Spark must run it.
+Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
+NAMESPACE`, `USE`, `DESCRIBE [TABLE]` of a Paimon or system table, and the `SELECT`s over
+`$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
+compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
+session time zone, `spark.paimon.*` dynamic options, the catalog options.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
+from paimon_core.exceptions import DatabaseNotExist
+from paimon_core.time_travel import travel_table
+from procedures import call_procedure
+from procedures.base import CallContext
+from sql_ext.dynamic_options import PREFIX, with_dynamic_options
+from sql_ext.errors import SqlError
+from sql_ext.metadata.config import (
+    CATALOG_NAME,
+    resolve_catalog_options,
+    resolve_warehouse,
+)
+from sql_ext.metadata.describe import describe_rows, describe_system_table
+from sql_ext.metadata.query import compile_select
+from sql_ext.metadata.result import NO_RESULT, Rows, ToSpark
+from sql_ext.metadata.show import show_catalog
+from sql_ext.parse import (
+    CallStatement,
+    QueryStatement,
+    Statement,
+    parse_statement,
+    table_nodes,
+)
+from sql_ext.system_tables import SYSTEM_TABLES, system_table_rows
+from sql_ext.tag_ddl import is_tag_ddl, parse_tag_ddl, run_tag_statement
+
+if TYPE_CHECKING:
+    from paimon_core.table import FileStoreTable
+
+__all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows", "ToSpark"]
+
+QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "branches"})
+TIME_ZONE_CONF = "spark.sql.session.timeZone"
+_DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
+_EXPLAIN = re.compile(r"\s*EXPLAIN\b", re.IGNORECASE)
+QUERY_DEFAULTS = {"spark.sql.casesensitive": "false", "spark.sql.orderbyordinal": "true"}
+"""Settings the SELECT evaluator assumes; set otherwise, Spark answers the queries."""
+
+
+class MetadataEngine:
+    """Answers metadata statements over one warehouse, holding the current database."""
+
+    def __init__(
+        self,
+        warehouse: str | None = None,
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
+        """`warehouse` (the `--warehouse` argument) and `conf` (the session's settings:
+        spark-defaults and `--conf`) resolve as `PaimonSession` resolves them."""
+        self.conf = dict(conf or {})
+        self.warehouse = resolve_warehouse(warehouse, self.conf)
+        self.catalog = FileSystemCatalog(self.warehouse, options=resolve_catalog_options(self.conf))
+        self.current_database = DEFAULT_DATABASE
+        self._default_ready = False
+        self._time_zone = self.conf.get(TIME_ZONE_CONF)
+        self._dynamic = {k: v for k, v in self.conf.items() if k.startswith(PREFIX)}
+
+    # ------------------------------------------------------------------------ public
+
+    def run(self, text: str) -> Rows | ToSpark:
+        """The result of one statement, or `ToSpark` (nothing done) when Spark must run it.
+
+        Raises the errors `PaimonSession` raises for the statement.
+        """
+        if "${" in text or _EXPLAIN.match(text):
+            return ToSpark()  # variable substitution and EXPLAIN are Spark's
+        if is_tag_ddl(text):
+            return self._tag_ddl(text)
+        statement = parse_statement(text)
+        answered = self._answer(statement)
+        return ToSpark(statement) if answered is None else answered
+
+    def _answer(self, statement: Statement) -> Rows | None:
+        if isinstance(statement, CallStatement):
+            return self._call(statement)
+        tree = statement.tree
+        if isinstance(tree, exp.Command):
+            rest = tree.expression
+            rest = rest if isinstance(rest, str) else rest.name
+            if tree.name.upper() != "SHOW":
+                return None
+            shown = show_catalog(rest, self._paimon, self.current_database)
+            return None if shown is None else Rows.of(shown)
+        if isinstance(tree, exp.Use):
+            return self._use(tree)
+        if isinstance(tree, exp.Describe):
+            return self._describe(statement, tree)
+        if isinstance(tree, exp.Select):
+            return self._select(statement, tree)
+        return None
+
+    # -------------------------------------------------------------------- statements
+
+    def _paimon(self) -> FileSystemCatalog:
+        """The catalog, its default database created on first use (as Paimon's catalog)."""
+        if not self._default_ready:
+            self.catalog.create_database(DEFAULT_DATABASE, ignore_if_exists=True)
+            self._default_ready = True
+        return self.catalog
+
+    def _procedure_table(self, table: FileStoreTable, database: str, name: str) -> FileStoreTable:
+        return with_dynamic_options(
+            table, self._dynamic, CATALOG_NAME, database, name, time_travel=False
+        )
+
+    def _load(self, database: str, name: str, scoped_as: str) -> FileStoreTable:
+        table = self.catalog.get_table(f"{database}.{name}")
+        return with_dynamic_options(table, self._dynamic, CATALOG_NAME, database, scoped_as)
+
+    def _call(self, statement: CallStatement) -> Rows:
+        if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
+            raise SqlError(f"Catalog {statement.catalog} does not support procedures")
+        result = call_procedure(
+            statement.procedure,
+            statement.args or None,
+            statement.positional or None,
+            catalog=self._paimon(),
+            current_database=self.current_database,
+            time_zone=self._time_zone,
+            catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
+        )
+        return Rows.of(result)
+
+    def _tag_ddl(self, text: str) -> Rows:
+        statement = parse_tag_ddl(text)
+        procedure = "show_tags" if statement.action == "show" else f"{statement.action}_tag"
+        context = CallContext(
+            self._paimon(),
+            self.current_database,
+            procedure,
+            catalog_name=CATALOG_NAME,
+            table_hook=self._procedure_table,
+        )
+        return Rows.of(run_tag_statement(statement, context=context))
+
+    def _use(self, tree: exp.Use) -> Rows | None:
+        target = tree.this
+        if not isinstance(target, exp.Table) or tree.args.get("kind"):
+            return None
+        if not target.db and target.name.lower() == CATALOG_NAME:
+            self._paimon()
+            self.current_database = DEFAULT_DATABASE
+            return NO_RESULT
+        if target.catalog:
+            return None  # Spark's error for nested namespaces
+        if target.db and target.db.lower() != CATALOG_NAME:
+            return None
+        if not self._paimon().database_exists(target.name):
+            raise DatabaseNotExist(f"Database {target.name} does not exist")
+        self.current_database = target.name
+        return NO_RESULT
+
+    def _database(self, table: exp.Table) -> str | None:
+        """The Paimon database of a table name; None: another catalog's (Spark's)."""
+        if table.catalog and table.catalog.lower() != CATALOG_NAME:
+            return None
+        return table.db or self.current_database
+
+    def _describe(self, statement: QueryStatement, tree: exp.Describe) -> Rows | None:
+        table = tree.this
+        extra = {k for k, v in tree.args.items() if v and k not in ("this", "kind")}
+        if extra or str(tree.args.get("kind") or "TABLE").upper() != "TABLE":
+            return None
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+            return None
+        if any(v for k, v in table.args.items() if k not in ("this", "db", "catalog")):
+            return None
+        database = self._database(table)
+        if database is None:
+            return None
+        refs = statement.paimon_tables
+        if refs:  # a `$` name
+            (ref,) = refs
+            if ref.branch or ref.version is not None or ref.timestamp is not None:
+                return None
+            columns = SYSTEM_TABLES.get((ref.system_table or "").lower())
+            if columns is None:
+                return None
+            self._load(database, ref.table, f"{ref.table}${ref.system_table}")
+            return Rows.of(describe_system_table(columns))
+        if not self._exists(database, table.name):
+            return None
+        moved, _ = travel_table(self._load(database, table.name, table.name))
+        described = describe_rows(moved.schema.fields)
+        return None if described is None else Rows.of(described)
+
+    def _exists(self, database: str, name: str) -> bool:
+        try:
+            return self.catalog.table_exists(f"{database}.{name}")
+        except Exception:  # an invalid name is no Paimon table: Spark says what it is
+            return False
+
+    def _query_semantics_are_default(self) -> bool:
+        settings = {k.lower(): v.strip().lower() for k, v in self.conf.items()}
+        return all(settings.get(k, v) == v for k, v in QUERY_DEFAULTS.items())
+
+    def _select(self, statement: QueryStatement, tree: exp.Select) -> Rows | None:
+        if not self._query_semantics_are_default():
+            return None
+        nodes = list(table_nodes(tree))
+        refs = statement.paimon_tables
+        if len(nodes) != 1 or len(refs) != 1 or refs[0].node is not nodes[0]:
+            return None
+        ref = refs[0]
+        system = (ref.system_table or "").lower()
+        if system not in QUERIED_SYSTEM_TABLES or ref.branch:
+            return None
+        if ref.version is not None or ref.timestamp is not None:
+            return None
+        database = self._database(ref.node)
+        if database is None:
+            return None
+        columns = SYSTEM_TABLES[system]
+        compiled = compile_select(tree, columns, ref.node)
+        if compiled is None:
+            return None
+        table = self._load(database, ref.table, f"{ref.table}${ref.system_table}")
+        rows = system_table_rows(table, system, snapshot_id=None, time_zone=self._time_zone)
+        return Rows(list(compiled.columns), compiled.rows(rows))

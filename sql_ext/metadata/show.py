@@ -1,0 +1,101 @@
+"""`SHOW DATABASES / TABLES / CURRENT NAMESPACE` of the Paimon catalog, as plain rows.
+
+Shared by the Spark session and the in-process engine, so both answer alike; Spark's own
+`SHOW` forms (other catalogs, `SHOW FUNCTIONS`, ...) are left to Spark (None).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlglot.errors import TokenError
+from sqlglot.tokens import Token, TokenType
+
+from procedures.base import Column, ProcedureResult
+from sql_ext.dialect import PaimonSpark
+from sql_ext.metadata.config import CATALOG_NAME
+
+if TYPE_CHECKING:
+    from paimon_core.catalog import FileSystemCatalog
+
+__all__ = ["matches_pattern", "show_catalog"]
+
+_NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
+CURRENT_NAMESPACE = (Column("catalog", "STRING", False), Column("namespace", "STRING", False))
+DATABASES = (Column("namespace", "STRING", False),)
+TABLES = (
+    Column("namespace", "STRING", False),
+    Column("tableName", "STRING", False),
+    Column("isTemporary", "BOOLEAN", False),
+)
+
+
+def _tokenize(text: str) -> list[Token]:
+    try:
+        return PaimonSpark.Tokenizer(dialect=PaimonSpark()).tokenize(text)
+    except TokenError:
+        return []
+
+
+def _like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
+    if position < len(tokens) and tokens[position].text.upper() == "LIKE":
+        position += 1
+    if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
+        return tokens[position].text, position + 1
+    return None, position
+
+
+def matches_pattern(name: str, pattern: str | None) -> bool:
+    """Spark's `StringUtils.filterPattern`: `*` is any text, `|` separates alternatives."""
+    if pattern is None:
+        return True
+    for alternative in pattern.split("|"):
+        try:
+            if re.fullmatch(alternative.strip().replace("*", ".*"), name, re.IGNORECASE):
+                return True
+        except re.error:
+            continue
+    return False
+
+
+def show_catalog(
+    rest: str, catalog: Callable[[], FileSystemCatalog], current_database: str
+) -> ProcedureResult | None:
+    """The result of `SHOW <rest>` on the Paimon catalog; None: Spark's own SHOW.
+
+    `catalog` is called only once the statement is known to be the Paimon catalog's.
+    """
+    tokens = _tokenize(rest)
+    words = [t.text.upper() for t in tokens]
+    if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
+        return ProcedureResult(CURRENT_NAMESPACE, [(CATALOG_NAME, current_database)])
+    if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
+        return None
+    position = 1
+    namespace: list[str] = []
+    if position < len(tokens) and words[position] in ("FROM", "IN"):
+        position += 1
+        while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
+            namespace.append(tokens[position].text)
+            position += 1
+            if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
+                position += 1
+            else:
+                break
+    pattern, position = _like_pattern(tokens, position)
+    if position != len(tokens):
+        return None
+    if words[0] != "TABLES":
+        if namespace and [n.lower() for n in namespace] != [CATALOG_NAME]:
+            return None
+        names = [d for d in catalog().list_databases() if matches_pattern(d, pattern)]
+        return ProcedureResult(DATABASES, [(d,) for d in names])
+    if len(namespace) == 2 and namespace[0].lower() == CATALOG_NAME:
+        namespace = namespace[1:]
+    if len(namespace) > 1:
+        return None
+    database = namespace[0] if namespace else current_database
+    names = [t for t in catalog().list_tables(database) if matches_pattern(t, pattern)]
+    return ProcedureResult(TABLES, [(database, t, False) for t in names])
