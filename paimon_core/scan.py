@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -265,8 +265,9 @@ class TableScan:
         )
         if part_preds:
             metas = [m for m in metas if self._manifest_may_match(m, part_preds)]
+        keep = self._partition_keeper(part_preds, partitions)
         read = self.table.manifest_file.read
-        chunks = [read(m.file_name) for m in metas]
+        chunks = [read(m.file_name, keep) for m in metas]
         if any(m.num_deleted_files for m in metas):
             folded: dict[tuple, ManifestEntry] = {}
             for chunk in chunks:
@@ -293,6 +294,27 @@ class TableScan:
                     kept.append(e)
             live = kept
         return live
+
+    def _partition_keeper(
+        self, preds: list[tuple[int, str, Any]], partitions: Collection[bytes] | None
+    ) -> Callable[[bytes], bool] | None:
+        """Which serialized partitions the plan wants (None: all), decided once per partition,
+        so that the manifests skip the entries of the others before decoding them."""
+        if not preds and partitions is None:
+            return None
+        wanted = None if partitions is None else frozenset(partitions)
+        verdicts: dict[bytes, bool] = {}
+
+        def keep(partition: bytes) -> bool:
+            ok = verdicts.get(partition)
+            if ok is None:
+                ok = (wanted is None or partition in wanted) and (
+                    not preds or self._partition_matches(partition, preds)
+                )
+                verdicts[partition] = ok
+            return ok
+
+        return keep
 
     def _partition_predicates(
         self,
