@@ -230,7 +230,13 @@ class LocalFileIO(FileIO):
             os.close(fd)
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        self._write_file(_local(path), data, _WRITE_FLAGS)
+        # Metadata files get fresh names: creating exclusively first spares the truncate an
+        # overwrite needs (one system call per file of every commit).
+        local = _local(path)
+        try:
+            self._write_file(local, data, _CREATE_FLAGS)
+        except FileExistsError:
+            self._write_file(local, data, _WRITE_FLAGS)
 
     def write_no_clobber(self, path: str, data: bytes) -> bool:
         local = _local(path)
