@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -21,3 +26,27 @@ def median(values: list[float]) -> float:
 
 def ratio(ours: float, peer: float) -> str:
     return f"{peer / ours:.1f}x faster" if ours < peer else f"{ours / peer:.1f}x slower"
+
+
+ORACLE = Path(
+    os.environ.get(
+        "PAIMON_ORACLE",
+        Path(__file__).resolve().parent.parent.parent / "shared/tools/paimon-oracle/paimon-oracle",
+    )
+)
+
+
+def java_bench(*args: Any) -> dict[str, Any] | None:
+    """The JSON line of a paimon-oracle ``bench-*`` command (Java Paimon 0.9 timing itself
+    inside one warm JVM), or None when the oracle is not there or fails (then said so)."""
+    if not ORACLE.exists():
+        print(f"(no Java figure: paimon-oracle not found at {ORACLE}; set PAIMON_ORACLE)")
+        return None
+    env = {**os.environ, "ORACLE_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [str(ORACLE), *map(str, args)], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode:
+        print(f"(no Java figure: paimon-oracle {args[0]} failed: {proc.stderr.strip()[-300:]})")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
