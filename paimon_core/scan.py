@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_core.binary_row import deserialize_row
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest import (
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    gc_paused,
+)
 from paimon_core.stats import ColumnStats, decode_stats
 from paimon_core.time_travel import resolve_snapshot
 
@@ -436,19 +442,22 @@ class TableScan:
             snapshot = resolve_snapshot(self.table)
             if snapshot is None:
                 return []
-        entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
-        keep = self._file_filter(predicate) if predicate else None
-        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-        for e in entries:
-            if keep is not None and not keep(e.file):
-                continue
-            files = groups.get((e.partition, e.bucket))
-            if files is None:
-                groups[(e.partition, e.bucket)] = [e.file]
-            else:
-                files.append(e.file)
-        sid = snapshot.snapshot_id
-        return [
-            Split(part, self.partition_values(part), bucket, tuple(files), sid)
-            for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
-        ]
+        # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
+        # it would trace every entry built so far (they hold no cycles) again and again.
+        with gc_paused():
+            entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
+            keep = self._file_filter(predicate) if predicate else None
+            groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            for e in entries:
+                if keep is not None and not keep(e.file):
+                    continue
+                files = groups.get((e.partition, e.bucket))
+                if files is None:
+                    groups[(e.partition, e.bucket)] = [e.file]
+                else:
+                    files.append(e.file)
+            sid = snapshot.snapshot_id
+            return [
+                Split(part, self.partition_values(part), bucket, tuple(files), sid)
+                for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
+            ]
