@@ -28,12 +28,20 @@ def ratio(ours: float, peer: float) -> str:
     return f"{peer / ours:.1f}x faster" if ours < peer else f"{ours / peer:.1f}x slower"
 
 
-ORACLE = Path(
-    os.environ.get(
-        "PAIMON_ORACLE",
-        Path(__file__).resolve().parent.parent.parent / "shared/tools/paimon-oracle/paimon-oracle",
-    )
-)
+def _find_oracle() -> Path:
+    """``PAIMON_ORACLE``, else ``shared/tools/paimon-oracle`` next to an ancestor directory
+    (the checkout, or the directory of a git worktree)."""
+    if "PAIMON_ORACLE" in os.environ:
+        return Path(os.environ["PAIMON_ORACLE"])
+    here = Path(__file__).resolve()
+    for ancestor in here.parents:
+        candidate = ancestor / "shared/tools/paimon-oracle/paimon-oracle"
+        if candidate.exists():
+            return candidate
+    return here.parents[2] / "shared/tools/paimon-oracle/paimon-oracle"
+
+
+ORACLE = _find_oracle()
 
 
 def java_bench(*args: Any) -> dict[str, Any] | None:
