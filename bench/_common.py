@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -21,3 +26,35 @@ def median(values: list[float]) -> float:
 
 def ratio(ours: float, peer: float) -> str:
     return f"{peer / ours:.1f}x faster" if ours < peer else f"{ours / peer:.1f}x slower"
+
+
+def _find_oracle() -> Path:
+    """``PAIMON_ORACLE``, else ``shared/tools/paimon-oracle`` next to an ancestor directory
+    (the checkout, or the directory of a git worktree)."""
+    if "PAIMON_ORACLE" in os.environ:
+        return Path(os.environ["PAIMON_ORACLE"])
+    here = Path(__file__).resolve()
+    for ancestor in here.parents:
+        candidate = ancestor / "shared/tools/paimon-oracle/paimon-oracle"
+        if candidate.exists():
+            return candidate
+    return here.parents[2] / "shared/tools/paimon-oracle/paimon-oracle"
+
+
+ORACLE = _find_oracle()
+
+
+def java_bench(*args: Any) -> dict[str, Any] | None:
+    """The JSON line of a paimon-oracle ``bench-*`` command (Java Paimon 0.9 timing itself
+    inside one warm JVM), or None when the oracle is not there or fails (then said so)."""
+    if not ORACLE.exists():
+        print(f"(no Java figure: paimon-oracle not found at {ORACLE}; set PAIMON_ORACLE)")
+        return None
+    env = {**os.environ, "ORACLE_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [str(ORACLE), *map(str, args)], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode:
+        print(f"(no Java figure: paimon-oracle {args[0]} failed: {proc.stderr.strip()[-300:]})")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])

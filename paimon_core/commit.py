@@ -11,9 +11,10 @@ stays the table's state.
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,6 +36,42 @@ if TYPE_CHECKING:
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 _PARALLEL_CHECKS = 16
+_PUBLISHED_TABLES = 8
+
+
+class _Published:
+    """Per table path, the last snapshot a committer of this process published and its full
+    manifest list, so that the next commit, usually by a fresh committer of a freshly opened
+    table (a user's script), starts from it instead of reading two lists back from disk.
+
+    Used only when the snapshot found latest equals the one cached (manifest list names are
+    unique), so a commit by another process or a rollback simply misses.
+    """
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, tuple[Snapshot, list[ManifestFileMeta]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str, latest: Snapshot) -> list[ManifestFileMeta] | None:
+        with self._lock:
+            cached = self._entries.get(path)
+        if cached is not None and cached[0] == latest:
+            return cached[1]
+        return None
+
+    def put(self, path: str, snapshot: Snapshot, metas: list[ManifestFileMeta]) -> None:
+        with self._lock:
+            self._entries[path] = (snapshot, metas)
+            self._entries.move_to_end(path)
+            while len(self._entries) > _PUBLISHED_TABLES:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+PUBLISHED = _Published()
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +224,9 @@ class FileStoreCommit:
     def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
         if self._last is not None and self._last[0] == latest:
             return self._last[1]
+        published = PUBLISHED.get(self.table.path, latest)
+        if published is not None:
+            return published
         lists = self.table.manifest_list
         return lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
 
@@ -377,6 +417,7 @@ class FileStoreCommit:
             self._delete_manifests(written)
             raise
         self._last = (snapshot, base + delta)
+        PUBLISHED.put(table.path, snapshot, self._last[1])
         return snapshot
 
     def _check_added_files_exist(self, changes: _Changes) -> None:

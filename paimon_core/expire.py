@@ -330,10 +330,41 @@ def _async_executor() -> ThreadPoolExecutor:
         return _async_pool
 
 
-def _expire_quietly(table: FileStoreTable) -> None:
+def _nothing_expires(table: FileStoreTable, published: Snapshot) -> bool:
+    """True when ``expire_snapshots`` would surely expire nothing after ``published``,
+    decided from ``EARLIEST`` and at most one snapshot (the common case of every commit),
+    instead of the latest id, the consumers and the hints that the full run reads.
+
+    Counts against ``published``, not a newer latest: a snapshot another writer committed
+    meanwhile is expired by that writer's own commit. A missing or stale ``EARLIEST`` or a
+    retention that does not validate goes the full way, which repairs or reports it.
+    """
+    options = table.options
+    retain_max = options.snapshot_num_retained_max
+    retain_min = max(options.snapshot_num_retained_min, 1)
+    if retain_max < retain_min:
+        return False
+    manager = table.snapshot_manager
+    earliest = manager.earliest_hint()
+    latest = published.snapshot_id
+    if earliest is None or earliest <= 0 or earliest > latest:
+        return False
+    if latest - retain_min + 1 > earliest:  # the count allows expiring: check the time
+        if latest - retain_max + 1 > earliest:
+            return False
+        following = manager.try_snapshot(earliest + 1)
+        retained = options.snapshot_time_retained
+        older_than = int(time.time() * 1000) - int(retained.total_seconds() * 1000)
+        if following is None or following.time_millis < older_than:
+            return False
+    return manager.snapshot_exists(earliest)
+
+
+def _expire_quietly(table: FileStoreTable, published: Snapshot) -> None:
     """Paimon's ``newExpireRunnable``: snapshots, then, when decoupled, changelogs."""
     try:
-        expire_snapshots(table)
+        if not _nothing_expires(table, published):
+            expire_snapshots(table)
         if table.options.changelog_lifecycle_decoupled:
             expire_changelogs(table)
     except Exception:  # the commit succeeded; expiry retries on the next one
@@ -357,9 +388,9 @@ def expire_after_commit(table: FileStoreTable, snapshot: Snapshot) -> None:
         options.snapshot_expire_execution_mode == "async"
         and snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER
     ):
-        _async_executor().submit(_expire_quietly, table)
+        _async_executor().submit(_expire_quietly, table, snapshot)
         return
-    _expire_quietly(table)
+    _expire_quietly(table, snapshot)
 
 
 register_post_commit_hook(expire_after_commit)

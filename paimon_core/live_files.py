@@ -137,10 +137,9 @@ def cover(
         if wanted is not None and types:
             metas = [m for m in metas if manifest_may_contain(m, wanted, types)]
         read = table.manifest_file.read
+        keep = None if wanted is None else wanted.__contains__
         for meta in metas:
-            for entry in read(meta.file_name):
-                if wanted is not None and entry.partition not in wanted:
-                    continue
+            for entry in read(meta.file_name, keep):
                 key = entry.identifier
                 if entry.kind != FileKind.ADD:
                     folded.pop(key, None)

@@ -553,6 +553,24 @@ def _encode_meta(out: bytearray, m: ManifestFileMeta) -> None:
     avro_opt_long(out, m.max_row_id)
 
 
+_ENCODED_METAS: dict[str, tuple[ManifestFileMeta, bytes]] = {}
+_ENCODED_METAS_MAX = 8192
+
+
+def _encode_meta_reusing(out: bytearray, m: ManifestFileMeta) -> None:
+    """``_encode_meta``, reusing the bytes of the very same meta object encoded before: every
+    commit rewrites the base list with the previous one's metas, mostly unchanged objects."""
+    cached = _ENCODED_METAS.get(m.file_name)
+    if cached is not None and cached[0] is m:
+        out += cached[1]
+        return
+    start = len(out)
+    _encode_meta(out, m)
+    if len(_ENCODED_METAS) >= _ENCODED_METAS_MAX:
+        _ENCODED_METAS.clear()
+    _ENCODED_METAS[m.file_name] = (m, bytes(out[start:]))
+
+
 # ---------------------------------------------------------------- compiled Avro decoders
 
 
@@ -615,9 +633,15 @@ def _bad_length(length: int) -> None:
 
 
 class _Codegen:
-    """Emits the Python source of a decoder for one writer schema and one reader spec."""
+    """Emits the Python source of a decoder for one writer schema and one reader spec.
 
-    def __init__(self) -> None:
+    ``filter_field``: the name of a top-level field; the decoder then takes ``keep`` (value
+    -> bool, asked once per distinct value) and skips, without building anything, the rest
+    of each record whose value it rejects.
+    """
+
+    def __init__(self, filter_field: str | None = None) -> None:
+        self.filter_field = filter_field
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "zz": _ZZ,
@@ -837,12 +861,16 @@ class _Codegen:
         e = self.emit
         wanted = {f.name: f for f in spec.fields} if isinstance(spec, AvroRecord) else {}
         got: dict[str, str] = {}
-        for wf in schema["fields"]:
+        filter_field, self.filter_field = self.filter_field, None  # top-level record only
+        fields = schema["fields"]
+        for position, wf in enumerate(fields):
             name = wf["name"]
             rf = wanted.get(name)
             keep = target is not None and (rf is not None or not isinstance(spec, AvroRecord))
             var = self.var() if keep else None
             self.value(wf["type"], rf.spec if rf else None, var, ind, ns)
+            if name == filter_field and var is not None:
+                self._skip_unless_kept(var, fields[position + 1 :], ind, ns)
             if var is None:
                 continue
             got[name] = var
@@ -887,6 +915,17 @@ class _Codegen:
             e(ind, f"{target}.{name} = {arg}")
         e(ind, f"{target}.__class__ = {self.const(spec.factory)}")
 
+    def _skip_unless_kept(self, var: str, rest: list[dict], ind: int, ns: str) -> None:
+        """Emit: a record whose ``var`` ``keep`` rejects has its remaining fields skipped."""
+        e = self.emit
+        e(ind, f"ok = seen.get({var})")
+        e(ind, "if ok is None:")
+        e(ind + 1, f"ok = seen[{var}] = keep({var})")
+        e(ind, "if not ok:")
+        for wf in rest:
+            self.value(wf["type"], None, None, ind + 1, ns)
+        e(ind + 1, "continue")
+
     def _nullable(self, schema: Any, ns: str) -> bool:
         schema = self.resolve(schema, ns) if not isinstance(schema, list) else schema
         if isinstance(schema, list):
@@ -895,8 +934,9 @@ class _Codegen:
             )
         return schema == "null"
 
-    def build(self, schema: Any, spec: AvroRecord) -> Callable[[bytes, int, int, list], int]:
-        """``decode(buf, p, count, out)``: append ``count`` records from ``p``; the end."""
+    def build(self, schema: Any, spec: AvroRecord) -> Callable[..., int]:
+        """``decode(buf, p, count, out, keep, seen)``: append the ``count`` records from ``p``
+        (those ``keep`` accepts, when filtering; ``seen`` memoises its answers); the end."""
         e = self.emit
         e(1, "append = out.append")
         e(1, "for _ in range(count):")
@@ -907,7 +947,7 @@ class _Codegen:
         else:
             e(2, "append(r)")
         e(1, "return p")
-        params = ", ".join(f"{k}={k}" for k in self.consts)
+        params = ", ".join(["keep=None", "seen=None", *(f"{k}={k}" for k in self.consts)])
         source = "\n".join([f"def decode(buf, p, count, out, {params}):", *self.lines])
         namespace = dict(self.consts)
         exec(compile(source, f"<avro decoder: {spec.what}>", "exec"), namespace)
@@ -981,7 +1021,7 @@ def gc_paused() -> Iterator[None]:
 
 _GC_PAUSE_RECORDS = 256
 _SMALL_BODY = 64 * 1024
-_DECODERS: dict[tuple[int, bytes], tuple[AvroRecord, Callable[[bytes, int, int, list], int]]] = {}
+_DECODERS: dict[tuple[int, bytes, str | None], tuple[AvroRecord, Callable[..., int]]] = {}
 # The last small body each decoder decoded: (body, count, records).
 _LAST_SMALL: dict[Callable, tuple[bytes, int, tuple]] = {}
 
@@ -999,26 +1039,25 @@ def read_avro_file(file_io: FileIO, path: str, decode: Callable[[bytes], _Decode
         raise MetadataFormatError(f"Metadata file {path} is corrupt: {err}") from None
 
 
-def decode_avro(data: bytes, spec: AvroRecord) -> list:
+def decode_avro(
+    data: bytes,
+    spec: AvroRecord,
+    keep: Callable[[Any], bool] | None = None,
+    filter_field: str = "_PARTITION",
+) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
+
+    ``keep``: when given, records whose top-level ``filter_field`` it rejects are skipped
+    before the rest of them is decoded (a plan of a few partitions builds nothing for the
+    others); it is asked once per distinct value. Every record is still checked to parse.
 
     Raises:
         MetadataFormatError: not a readable Avro file, a corrupt one, or a wrong ``_VERSION``.
     """
     schema_json, body, count = read_avro_container(data)
-    key = (id(spec), schema_json)
-    cached = _DECODERS.get(key)
-    if cached is not None and cached[0] is spec:
-        decoder = cached[1]
-    else:
-        try:
-            writer_schema = json.loads(schema_json)
-        except ValueError as err:
-            raise MetadataFormatError(f"The {spec.what} file has a bad Avro schema") from err
-        decoder = _Codegen().build(writer_schema, spec)
-        if len(_DECODERS) > 256:
-            _DECODERS.clear()
-        _DECODERS[key] = (spec, decoder)
+    if keep is not None:
+        return _decode_filtered(schema_json, body, count, spec, keep, filter_field)
+    decoder = _decoder(schema_json, spec, None)
     # A base manifest list usually extends the previous snapshot's (its manifests plus the
     # new delta ones, same bytes): only the records after a known prefix are decoded.
     start, out = 0, []
@@ -1033,12 +1072,51 @@ def decode_avro(data: bytes, spec: AvroRecord) -> list:
                 end = decoder(body, start, count - len(out), out)
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
-    if end != len(body):
-        raise MetadataFormatError(f"Corrupt {spec.what} file: records do not fill their blocks")
+    _check_end(end, body, spec)
     if len(body) <= _SMALL_BODY:
         if len(_LAST_SMALL) > 64:
             _LAST_SMALL.clear()
         _LAST_SMALL[decoder] = (body, count, tuple(out))
+    return out
+
+
+def _check_end(end: int, body: bytes, spec: AvroRecord) -> None:
+    if end != len(body):
+        raise MetadataFormatError(f"Corrupt {spec.what} file: records do not fill their blocks")
+
+
+def _decoder(schema_json: bytes, spec: AvroRecord, filter_field: str | None) -> Callable[..., int]:
+    key = (id(spec), schema_json, filter_field)
+    cached = _DECODERS.get(key)
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    try:
+        writer_schema = json.loads(schema_json)
+    except ValueError as err:
+        raise MetadataFormatError(f"The {spec.what} file has a bad Avro schema") from err
+    decoder = _Codegen(filter_field).build(writer_schema, spec)
+    if len(_DECODERS) > 256:
+        _DECODERS.clear()
+    _DECODERS[key] = (spec, decoder)
+    return decoder
+
+
+def _decode_filtered(
+    schema_json: bytes,
+    body: bytes,
+    count: int,
+    spec: AvroRecord,
+    keep: Callable[[Any], bool],
+    filter_field: str,
+) -> list:
+    decoder = _decoder(schema_json, spec, filter_field)
+    out: list = []
+    try:
+        with gc_paused():
+            end = decoder(body, 0, count, out, keep, {})
+    except (LookupError, ValueError, TypeError, struct.error) as err:
+        raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
+    _check_end(end, body, spec)
     return out
 
 
@@ -1120,14 +1198,17 @@ def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zst
     return write_avro_container(MANIFEST_SCHEMA, compression, _encode_entry, entries)
 
 
-def deserialize_manifest(data: bytes) -> list[ManifestEntry]:
-    """The entries of a manifest file written by any Paimon version or pypaimon."""
-    return decode_avro(data, MANIFEST_SPEC)
+def deserialize_manifest(
+    data: bytes, keep: Callable[[bytes], bool] | None = None
+) -> list[ManifestEntry]:
+    """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
+    only those of the partitions (serialized rows) it accepts."""
+    return decode_avro(data, MANIFEST_SPEC, keep)
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
     """A manifest-list file of ``metas`` in Java 1.4.2's Avro shape."""
-    return write_avro_container(MANIFEST_LIST_SCHEMA, compression, _encode_meta, metas)
+    return write_avro_container(MANIFEST_LIST_SCHEMA, compression, _encode_meta_reusing, metas)
 
 
 def deserialize_manifest_list(data: bytes) -> list[ManifestFileMeta]:
@@ -1232,8 +1313,14 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return f"{self.dir}/{name}"
 
-    def read(self, name: str) -> list[ManifestEntry]:
-        return read_avro_file(self.file_io, self.path(name), deserialize_manifest)
+    def read(self, name: str, keep: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+        """The entries of manifest ``name``; with ``keep``, only those of the partitions
+        (serialized rows) it accepts, the others skipped before they are decoded."""
+        if keep is None:
+            return read_avro_file(self.file_io, self.path(name), deserialize_manifest)
+        return read_avro_file(
+            self.file_io, self.path(name), lambda data: deserialize_manifest(data, keep)
+        )
 
     def write(
         self, entries: Sequence[ManifestEntry], partition_types: Sequence[DataType]

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.binary_row import deserialize_row
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest import (
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    gc_paused,
+)
 from paimon_core.stats import ColumnStats, decode_stats
 from paimon_core.time_travel import resolve_snapshot
 
@@ -265,8 +271,9 @@ class TableScan:
         )
         if part_preds:
             metas = [m for m in metas if self._manifest_may_match(m, part_preds)]
+        keep = self._partition_keeper(part_preds, partitions)
         read = self.table.manifest_file.read
-        chunks = [read(m.file_name) for m in metas]
+        chunks = [read(m.file_name, keep) for m in metas]
         if any(m.num_deleted_files for m in metas):
             folded: dict[tuple, ManifestEntry] = {}
             for chunk in chunks:
@@ -293,6 +300,27 @@ class TableScan:
                     kept.append(e)
             live = kept
         return live
+
+    def _partition_keeper(
+        self, preds: list[tuple[int, str, Any]], partitions: Collection[bytes] | None
+    ) -> Callable[[bytes], bool] | None:
+        """Which serialized partitions the plan wants (None: all), decided once per partition,
+        so that the manifests skip the entries of the others before decoding them."""
+        if not preds and partitions is None:
+            return None
+        wanted = None if partitions is None else frozenset(partitions)
+        verdicts: dict[bytes, bool] = {}
+
+        def keep(partition: bytes) -> bool:
+            ok = verdicts.get(partition)
+            if ok is None:
+                ok = (wanted is None or partition in wanted) and (
+                    not preds or self._partition_matches(partition, preds)
+                )
+                verdicts[partition] = ok
+            return ok
+
+        return keep
 
     def _partition_predicates(
         self,
@@ -425,19 +453,22 @@ class TableScan:
             snapshot = resolve_snapshot(self.table)
             if snapshot is None:
                 return []
-        entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
-        keep = self._file_filter(predicate) if predicate else None
-        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-        for e in entries:
-            if keep is not None and not keep(e.file):
-                continue
-            files = groups.get((e.partition, e.bucket))
-            if files is None:
-                groups[(e.partition, e.bucket)] = [e.file]
-            else:
-                files.append(e.file)
-        sid = snapshot.snapshot_id
-        return [
-            Split(part, self.partition_values(part), bucket, tuple(files), sid)
-            for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
-        ]
+        # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
+        # it would trace every entry built so far (they hold no cycles) again and again.
+        with gc_paused():
+            entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
+            keep = self._file_filter(predicate) if predicate else None
+            groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            for e in entries:
+                if keep is not None and not keep(e.file):
+                    continue
+                files = groups.get((e.partition, e.bucket))
+                if files is None:
+                    groups[(e.partition, e.bucket)] = [e.file]
+                else:
+                    files.append(e.file)
+            sid = snapshot.snapshot_id
+            return [
+                Split(part, self.partition_values(part), bucket, tuple(files), sid)
+                for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
+            ]

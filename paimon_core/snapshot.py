@@ -483,6 +483,10 @@ class SnapshotManager:
         ids = self.list_snapshot_ids()
         return ids[-1] if ids else None
 
+    def earliest_hint(self) -> int | None:
+        """The id in ``EARLIEST`` as written (None if absent or unreadable); unchecked."""
+        return self._read_hint(self.earliest_hint_path)
+
     def earliest_snapshot_id(self) -> int | None:
         """The oldest snapshot id: ``EARLIEST`` if that snapshot exists, else the listing's min."""
         hint = self._read_hint(self.earliest_hint_path)
@@ -503,7 +507,16 @@ class SnapshotManager:
         raise SnapshotNotFound(f"{self.WHAT} files under {self.snapshot_dir} keep disappearing")
 
     def latest_snapshot(self, *, fresh: bool = False) -> Snapshot | None:
-        """The newest snapshot; ``fresh`` (what a commit builds on) reads it from storage."""
+        """The newest snapshot; ``fresh`` (what a commit builds on) reads it from storage.
+
+        The snapshot ``LATEST`` names is read straight away (its existence check is the read
+        itself); only when the hint is stale, or that file has vanished, are ids listed.
+        """
+        hint = self._read_hint(self.latest_hint_path)
+        if hint is not None and hint > 0 and not self.snapshot_exists(hint + 1):
+            snapshot = self.try_snapshot(hint, fresh=fresh)
+            if snapshot is not None:
+                return snapshot
         return self._resolve(self.latest_snapshot_id, fresh)
 
     def earliest_snapshot(self, *, fresh: bool = False) -> Snapshot | None:

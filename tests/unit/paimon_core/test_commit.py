@@ -15,6 +15,7 @@ import pytest
 
 from paimon_core import live_files
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.commit import PUBLISHED
 from paimon_core.commit_message import CommitMessage
 from paimon_core.exceptions import (
     AtomicCreateUnsupported,
@@ -22,7 +23,7 @@ from paimon_core.exceptions import (
     CommitFileMissing,
     InvalidArgument,
 )
-from paimon_core.fileio import PyArrowFileIO
+from paimon_core.fileio import LocalFileIO, PyArrowFileIO
 from paimon_core.orphan import remove_orphan_files
 from paimon_core.read import data_file_path
 from paimon_core.rollback import rollback_to_snapshot
@@ -462,3 +463,38 @@ def test_missing_file_among_many_on_an_object_store_publishes_nothing(warehouse:
         table.new_commit().commit(messages)
     assert table.snapshot_manager.latest_snapshot_id() is None
     assert not os.listdir(f"{table.path}/manifest")
+
+
+class _ListReadsIO(LocalFileIO):
+    """Counts reads of manifest lists."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.list_reads = 0
+
+    def read_bytes(self, path: str) -> bytes:
+        if "/manifest-list-" in path:
+            self.list_reads += 1
+        return super().read_bytes(path)
+
+
+def test_a_fresh_handle_builds_on_the_lists_this_process_published(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.pub", pa.schema([("k", pa.int64())]))
+    table.write_arrow(pa.table({"k": [1]}))
+    table.write_arrow(pa.table({"k": [2]}))
+
+    io = _ListReadsIO()
+    FileStoreTable.load(table.path, file_io=io).write_arrow(pa.table({"k": [3]}))
+    assert io.list_reads == 0
+
+    PUBLISHED.clear()  # as if another process had committed last
+    FileStoreTable.load(table.path, file_io=io).write_arrow(pa.table({"k": [4]}))
+    assert io.list_reads == 2
+
+    rollback_to_snapshot(table, 2)  # the cached snapshot 4 is not the latest any more
+    io.list_reads = 0
+    FileStoreTable.load(table.path, file_io=io).write_arrow(pa.table({"k": [5]}))
+    assert io.list_reads >= 2
+    assert sorted(FileStoreTable.load(table.path).to_arrow().column("k").to_pylist()) == [1, 2, 5]

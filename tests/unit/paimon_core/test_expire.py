@@ -386,3 +386,79 @@ def test_expiry_matches_java(
     assert open(f"{java_table}/snapshot/EARLIEST").read() == "5"
     got = oracle("read", warehouse, "db.t", "--tag", "t2")
     assert sorted((r["k"], r["dt"]) for r in got) == [(1, "a"), (2, "a"), (3, "b")]
+
+
+class _ReadRecordingIO(LocalFileIO):
+    """Records the base names of the files read and the directories listed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def read_bytes(self, path: str) -> bytes:
+        self.reads.append(os.path.basename(path))
+        return super().read_bytes(path)
+
+    def list_names(self, directory: str) -> list[str]:
+        self.reads.append(os.path.basename(directory) + "/")
+        return super().list_names(directory)
+
+
+def test_a_commit_that_expires_nothing_reads_only_the_earliest_hint(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=[])
+    _appends(table, 3)
+    io = _ReadRecordingIO()
+    fresh = FileStoreTable.load(table.path, file_io=io)
+    fresh.new_commit()  # the hooks are imported and registered
+    hook_reads: list[str] = []
+    original = commit_module.FileStoreCommit._after_commit
+
+    def recording(self: Any, snapshot: Any) -> None:
+        start = len(io.reads)
+        original(self, snapshot)
+        hook_reads.extend(io.reads[start:])
+
+    commit_module.FileStoreCommit._after_commit = recording  # type: ignore[method-assign]
+    try:
+        fresh.write_arrow(_batch([9]))
+    finally:
+        commit_module.FileStoreCommit._after_commit = original  # type: ignore[method-assign]
+    # EARLIEST, then the tag maintenance's listing: no LATEST, consumers or snapshots.
+    assert hook_reads == ["EARLIEST", "tag/"]
+    assert _ids(table) == [1, 2, 3, 4]
+
+
+def test_retention_by_time_still_expires_when_the_count_allows_it(
+    warehouse: str, clock: list[int]
+) -> None:
+    options = {
+        "snapshot.num-retained.min": "2",
+        "snapshot.num-retained.max": "100",
+        "snapshot.time-retained": "1 h",
+    }
+    table = _table(warehouse, partition_keys=[], options=options)
+    _appends(table, 5)  # committed in 1970 by the clock: all beyond the hour
+    assert _ids(table) == [4, 5]
+    assert table.snapshot_manager.earliest_hint() == 4
+
+
+def test_recent_snapshots_within_the_time_retention_stay(warehouse: str) -> None:
+    options = {
+        "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "100",
+        "snapshot.time-retained": "1 h",
+    }
+    table = _table(warehouse, partition_keys=[], options=options)
+    _appends(table, 4)
+    assert _ids(table) == [1, 2, 3, 4]
+    table.copy({"snapshot.num-retained.max": "2"}).write_arrow(_batch([7]))
+    assert _ids(table) == [4, 5]
+
+
+def test_a_stale_earliest_hint_is_repaired_after_a_commit(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=[])
+    _appends(table, 3)
+    os.remove(f"{table.path}/snapshot/snapshot-1")  # as an expiry that died before its hint
+    assert table.snapshot_manager.earliest_hint() == 1
+    FileStoreTable.load(table.path).write_arrow(_batch([9]))
+    assert table.snapshot_manager.earliest_hint() == 2

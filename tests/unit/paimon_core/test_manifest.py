@@ -15,6 +15,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
+from paimon_core.binary_row import serialize_row
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
 from paimon_core.fileio import LocalFileIO
 from paimon_core.manifest import (
@@ -35,6 +36,7 @@ from paimon_core.manifest import (
     serialize_manifest,
     serialize_manifest_list,
 )
+from paimon_core.types import INT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "avro"
 P_D1 = bytes.fromhex("0000000100000000000000006431000000000082")  # ("d1")
@@ -664,3 +666,21 @@ def test_partition_stats_order_floats_as_double_compare_to() -> None:
         stats = partition_stats([serialize_row([v], types) for v in values], types)
         assert stats.min_values == serialize_row([-0.0], types)
         assert stats.max_values == serialize_row([float("nan")], types)
+
+
+def test_a_filtered_read_builds_only_the_kept_partitions_entries(tmp_path: Path) -> None:
+    manifests = ManifestFile(LocalFileIO(), str(tmp_path))
+    rows = [serialize_row([p], [INT()]) for p in range(5)]
+    entries = [ManifestEntry(FileKind.ADD, rows[i % 5], 0, 1, _file(i)) for i in range(20)]
+    [meta] = manifests.write(entries, [INT()])
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition in (rows[1], rows[3])
+
+    kept = manifests.read(meta.file_name, keep)
+    assert kept == [e for e in entries if e.partition in (rows[1], rows[3])]
+    assert sorted(asked) == sorted(rows)  # once per distinct partition
+    assert manifests.read(meta.file_name, lambda _: False) == []
+    assert manifests.read(meta.file_name) == entries

@@ -19,8 +19,10 @@ from paimon_core.manifest import (
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
+    _encode_meta,
     deserialize_manifest,
     deserialize_manifest_list,
+    read_avro_container,
     serialize_manifest,
     serialize_manifest_list,
 )
@@ -123,3 +125,21 @@ def test_quick_local_deletes_stay_sequential(
     monkeypatch.setattr(file_deletion, "ThreadPoolExecutor", no_pool)
     assert file_deletion.delete_quietly(LocalFileIO(), paths) == 40
     assert not list(tmp_path.iterdir())
+
+
+def test_a_list_reusing_encoded_metas_has_the_records_of_a_fresh_encoding() -> None:
+    def records(data: bytes) -> bytes:
+        return read_avro_container(data)[1]
+
+    metas = [_meta(i) for i in range(6)]
+    plain = bytearray()
+    for m in metas:
+        _encode_meta(plain, m)
+    serialize_manifest_list(metas)  # now every meta's bytes are cached
+    assert records(serialize_manifest_list(metas)) == bytes(plain)
+    # Another object under a cached name (same name, other content) is encoded anew.
+    changed = dataclasses.replace(metas[2], file_size=999_999)
+    assert deserialize_manifest_list(serialize_manifest_list([metas[0], changed])) == [
+        metas[0],
+        changed,
+    ]

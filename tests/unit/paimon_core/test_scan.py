@@ -75,7 +75,9 @@ def test_partition_filter_reads_only_matching_manifests(warehouse: str, monkeypa
     read = []
     original = table.manifest_file.read
     monkeypatch.setattr(
-        table.manifest_file, "read", lambda name: read.append(name) or original(name)
+        table.manifest_file,
+        "read",
+        lambda name, keep=None: read.append(name) or original(name, keep),
     )
     splits = scan.plan(partition_filter={"dt": "b"})
     assert [s.partition_values for s in splits] == [("b",)]
@@ -87,6 +89,35 @@ def test_partition_filter_reads_only_matching_manifests(warehouse: str, monkeypa
     assert scan.plan(partition_filter={"dt": None}) == []
     with pytest.raises(InvalidArgument, match="not a partition column"):
         scan.plan(partition_filter={"k": 1})
+
+
+def test_entries_of_other_partitions_are_skipped_inside_each_manifest(
+    warehouse: str, monkeypatch: Any
+) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    for ks in ([1, 2], [3], [4, 5]):  # every manifest spans every partition
+        table.write_arrow(pa.concat_tables([_batch(ks, dt) for dt in ("a", "b", "c")]))
+    everything = table.new_scan().plan()
+    returned: list[list[str]] = []
+    original = table.manifest_file.read
+
+    def read(name: str, keep: Any = None) -> list:
+        entries = original(name, keep)
+        returned.append(
+            sorted({table.new_scan().partition_values(e.partition)[0] for e in entries})
+        )
+        return entries
+
+    monkeypatch.setattr(table.manifest_file, "read", read)
+    scan = table.new_scan()
+    splits = scan.plan(partition_filter={"dt": "b"})
+    assert returned == [["b"]] * 3  # built only the entries of partition b
+    assert splits == [s for s in everything if s.partition_values == ("b",)]
+    returned.clear()
+    splits = scan.plan(predicate=[("dt", "!=", "b"), ("k", ">", 2)])
+    assert returned == [["a", "c"]] * 3
+    assert _files(splits) == 4  # the files with k 3 and 4-5, in a and c
+    assert scan.read_entries(table.latest_snapshot(), partitions=set()) == []
 
 
 def test_value_stats_prune_append_files(warehouse: str) -> None:
