@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import pickle
+import re
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +27,9 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.read import data_file_path
 from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
+from sql_ext.dialect import quote_identifier
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -97,22 +100,101 @@ def decode_plan(text: str) -> ReadPlan:
 
 
 def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
-    """The rows of ``plan`` as a DataFrame read by executors through the ``paimon`` source.
+    """The rows of ``plan`` as a DataFrame read by executors.
 
-    A plan of no columns (``count(*)``) reads the narrowest column and drops it in Spark,
-    so that the row count survives."""
-    from sql_ext.datapath.source import FORMAT
-
+    Append-table files whose columns Spark's own Parquet reader reads exactly (same names
+    and types as the table's, local files) are read by it, with its column pruning and
+    vectorised decoding; the rest go through the ``paimon`` source and the core's reader
+    (primary-key merges, renamed columns, TIME, nested types). A plan of no columns
+    (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
+    survives."""
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
-    df = (
+    direct, rest = _direct_files(read_plan)
+    frames = []
+    if direct:
+        frames.append(_spark_parquet(spark, read_plan, direct))
+    if rest or not direct:
+        frames.append(_source_dataframe(spark, replace(read_plan, splits=tuple(rest))))
+    df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    return df.select() if not plan.columns else df
+
+
+def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
+    from sql_ext.datapath.source import FORMAT
+
+    return (
         spark.read.format(FORMAT)
-        .schema(read_plan.spark_schema)
-        .option(PLAN_OPTION, encode_plan(read_plan))
+        .schema(plan.spark_schema)
+        .option(PLAN_OPTION, encode_plan(plan))
         .load()
     )
-    return df.select() if not plan.columns else df
+
+
+_SPARK_PARQUET_TYPES = frozenset(
+    {
+        "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL",
+        "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ",
+    }
+)  # fmt: skip
+
+
+def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
+    """Paths of the files Spark's Parquet reader can read as they are, and the other splits."""
+    table = plan.table
+    fields = plan.fields
+    local = table.path.startswith("/") or table.path.startswith("file:")
+    if (
+        table.is_primary_key_table
+        or table.options.deletion_vectors_enabled
+        or not local
+        or not all(_spark_reads(f) for f in fields)
+    ):
+        return [], list(plan.splits)
+    schemas = {table.schema.schema_id: table.schema}
+    direct: list[str] = []
+    rest: list[Split] = []
+    for split in plan.splits:
+        for meta in split.files:
+            schema = schemas.get(meta.schema_id)
+            if schema is None:
+                schema = schemas[meta.schema_id] = table.schema_manager.schema(meta.schema_id)
+            by_id = {f.id: f for f in schema.fields}
+            same = all(
+                f.id in by_id and by_id[f.id].name == f.name and by_id[f.id].type == f.type
+                for f in fields
+            )
+            path = meta.external_path or data_file_path(
+                table, split.partition_values, split.bucket, meta.file_name
+            )
+            if not same or not meta.file_name.endswith(".parquet") or _GLOB.search(path):
+                rest.append(replace(split, files=(meta,)))
+                continue
+            direct.append(path if "://" in path or path.startswith("file:") else "file://" + path)
+    return direct, rest
+
+
+_GLOB = re.compile(r"[{}\[\]*?\\]")
+"""Characters Spark's file sources read as a glob pattern in a path."""
+
+
+def _spark_reads(f: DataField) -> bool:
+    t = f.type
+    if t.root not in _SPARK_PARQUET_TYPES:
+        return False
+    return not t.root.startswith("TIMESTAMP") or (t.precision or 6) <= 6
+
+
+def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    schema = plan.spark_schema
+    df = spark.read.schema(schema).parquet(*paths)
+    # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
+    return df.select(
+        *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
+    )
 
 
 def _narrowest(table: FileStoreTable) -> str:
