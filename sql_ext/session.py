@@ -183,12 +183,13 @@ class PaimonSession:
     """A SparkSession whose SQL also reaches the Paimon tables of one warehouse.
 
     A statement reads Paimon tables as of the moment `.sql()` runs: each table (or system
-    table, or travelled version) it reads is loaded then and registered as a temporary view
-    named `__paimon_<uuid>`, the statement's text is edited to read that view (aliased with the
-    table's own name; nothing else in the text changes) and run by Spark, and the views are
-    dropped before `.sql()` returns. The DataFrame holds the data it read: collecting it later
-    shows the table as it was when the statement ran, not newer commits (run the statement
-    again for those). Only `CREATE TEMPORARY VIEW ... AS` and `CACHE TABLE ... AS`, whose stored
+    table, or travelled version) it reads is planned then (snapshot pinned, files pruned,
+    used columns) and registered as a temporary view named `__paimon_<uuid>`, the statement's
+    text is edited to read that view (aliased with the table's own name; nothing else in the
+    text changes) and run by Spark, and the views are dropped before `.sql()` returns. The
+    DataFrame reads that plan on Spark's executors each time it is collected: it shows the
+    table as it was when the statement ran, not newer commits (run the statement again for
+    those). Only `CREATE TEMPORARY VIEW ... AS` and `CACHE TABLE ... AS`, whose stored
     plan reads the views, keep them until `stop()`.
 
     Before parsing, Spark's `${var}` substitution is applied (when

@@ -135,9 +135,12 @@ def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
 _SPARK_PARQUET_TYPES = frozenset(
     {
         "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL",
-        "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ",
+        "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE",
     }
 )  # fmt: skip
+"""Types Spark's Parquet reader reads from any Paimon writer as the Spark type Paimon maps
+them to. Not timestamps: whether a file marks them UTC-adjusted depends on the writer (and
+INT96 or nanoseconds exist), and Spark refuses some combinations."""
 
 
 def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
@@ -180,10 +183,7 @@ _GLOB = re.compile(r"[{}\[\]*?\\]")
 
 
 def _spark_reads(f: DataField) -> bool:
-    t = f.type
-    if t.root not in _SPARK_PARQUET_TYPES:
-        return False
-    return not t.root.startswith("TIMESTAMP") or (t.precision or 6) <= 6
+    return f.type.root in _SPARK_PARQUET_TYPES
 
 
 def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> DataFrame:
@@ -191,6 +191,8 @@ def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> Dat
 
     schema = plan.spark_schema
     df = spark.read.schema(schema).parquet(*paths)
+    if not any(f.metadata for f in schema):
+        return df
     # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
     return df.select(
         *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -26,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture
-def session(spark: SparkSession, warehouse: str) -> PaimonSession:
-    return PaimonSession(spark, warehouse=warehouse)
+def session(spark: SparkSession, warehouse: str) -> Iterator[PaimonSession]:
+    """A session on the shared SparkSession; its pinned views are dropped afterwards."""
+    paimon = PaimonSession(spark, warehouse=warehouse)
+    yield paimon
+    paimon.stop()
 
 
 @pytest.fixture
@@ -241,6 +245,9 @@ ALL_TYPES = pa.schema(
 )
 
 
+FLAT = {"bo", "i8", "i16", "i32", "i64", "f32", "f64", "d38", "d5", "s", "bin", "day"}
+
+
 def test_every_type_matches_the_driver_read_exactly(
     spark: SparkSession, session: PaimonSession
 ) -> None:
@@ -281,6 +288,11 @@ def test_every_type_matches_the_driver_read_exactly(
     distributed = views.table_dataframe(spark, table, snapshot)
     assert distributed.schema == local.schema
     assert sorted(distributed.collect(), key=str) == sorted(local.collect(), key=str)
+    flat = read.plan_read(table, snapshot, [n for n in ALL_TYPES.names if n in FLAT])
+    assert read._direct_files(flat)[1] == []  # all through Spark's Parquet reader
+    fast = read.plan_dataframe(spark, flat)
+    assert fast.schema == read._source_dataframe(spark, flat).schema
+    assert sorted(fast.collect(), key=str) == sorted(local.select(*flat.columns).collect(), key=str)
     assert rows(session, "SELECT t_us, ts3, d38 FROM types WHERE i8 = -8") == [
         (3723004, dt.datetime(2024, 1, 2, 3, 4, 5, 123000), row["d38"])
     ]
