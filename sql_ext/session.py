@@ -35,6 +35,8 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.datapath import source as data_source
+from sql_ext.datapath.pushdown import needed_names, table_predicate
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
@@ -81,6 +83,7 @@ from sql_ext.views import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from paimon_core.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
 
 __all__ = [
@@ -150,12 +153,13 @@ class PaimonSession:
     """A SparkSession whose SQL also reaches the Paimon tables of one warehouse.
 
     A statement reads Paimon tables as of the moment `.sql()` runs: each table (or system
-    table, or travelled version) it reads is loaded then and registered as a temporary view
-    named `__paimon_<uuid>`, the statement's text is edited to read that view (aliased with the
-    table's own name; nothing else in the text changes) and run by Spark, and the views are
-    dropped before `.sql()` returns. The DataFrame holds the data it read: collecting it later
-    shows the table as it was when the statement ran, not newer commits (run the statement
-    again for those). Only `CREATE TEMPORARY VIEW ... AS` and `CACHE TABLE ... AS`, whose stored
+    table, or travelled version) it reads is planned then (snapshot pinned, files pruned,
+    used columns) and registered as a temporary view named `__paimon_<uuid>`, the statement's
+    text is edited to read that view (aliased with the table's own name; nothing else in the
+    text changes) and run by Spark, and the views are dropped before `.sql()` returns. The
+    DataFrame reads that plan on Spark's executors each time it is collected: it shows the
+    table as it was when the statement ran, not newer commits (run the statement again for
+    those). Only `CREATE TEMPORARY VIEW ... AS` and `CACHE TABLE ... AS`, whose stored
     plan reads the views, keep them until `stop()`.
 
     Before parsing, Spark's `${var}` substitution is applied (when
@@ -189,6 +193,7 @@ class PaimonSession:
         self.current_database: str = DEFAULT_DATABASE
         self._default_ready = False
         self._pinned: list[str] = []
+        data_source.register(spark)
 
     # ------------------------------------------------------------------------ public
 
@@ -503,6 +508,8 @@ class PaimonSession:
         if refusal is not None:
             raise SqlError(refusal)
         views: dict[tuple[Any, ...], str] = {}
+        needed = needed_names(tree)
+        pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]] = {}
 
         def mapping(ref: TableRef) -> exp.Expr:
             node = ref.node
@@ -511,8 +518,9 @@ class PaimonSession:
                 target = self._paimon_database(node), ref.table
             timestamp = None if ref.timestamp is None else ref.timestamp.sql(dialect="spark")
             key = (*target, ref.branch, ref.system_table, ref.version, timestamp)
+            df, pruned = self._read(target, ref, schema_only, text, tree, needed, pins, key)
+            key = (*key, pruned)
             if key not in views:
-                df = self._read(target, ref, schema_only, text)
                 shown = f"{CATALOG_NAME}.{target[0]}.{node.name}"
                 views[key] = scope.register(df, shown)
             return _view(views[key])
@@ -520,8 +528,19 @@ class PaimonSession:
         return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
 
     def _read(
-        self, target: tuple[str, str], ref: TableRef, schema_only: bool, text: str
-    ) -> DataFrame:
+        self,
+        target: tuple[str, str],
+        ref: TableRef,
+        schema_only: bool,
+        text: str,
+        tree: exp.Expr,
+        needed: frozenset[str] | None,
+        pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]],
+        key: tuple[Any, ...],
+    ) -> tuple[DataFrame, tuple[Any, ...]]:
+        """The DataFrame `ref` reads, and what its plan pruned (references that pruned the
+        same way share one view). `pins` holds the snapshot each table version was pinned
+        to, so that all references to it in one statement read the same snapshot."""
         database, name = target
         shown = f"{CATALOG_NAME}.{database}.{name}"
         system = "" if ref.system_table is None else f"${ref.system_table}"
@@ -541,11 +560,20 @@ class PaimonSession:
                     )
                 _, snapshot = travelled(table, ref.version, millis)
                 snapshot_id = None if snapshot is None else snapshot.snapshot_id
-            return system_table_dataframe(
+            df = system_table_dataframe(
                 self.spark, table, system, snapshot_id, self._time_zone(), schema_only
             )
-        moved, snapshot = travelled(table, ref.version, millis)
-        return table_dataframe(self.spark, moved, snapshot, schema_only)
+            return df, ()
+        if key not in pins:
+            pins[key] = travelled(table, ref.version, millis)
+        moved, snapshot = pins[key]
+        fields = moved.schema.fields
+        columns = None
+        if needed is not None and not schema_only:  # DESCRIBE shows every column
+            columns = [f.name for f in fields if f.name.lower() in needed]
+        predicate = table_predicate(tree, ref.node, fields)
+        df = table_dataframe(self.spark, moved, snapshot, schema_only, columns, predicate)
+        return df, (None if columns is None else tuple(columns), repr(predicate))
 
     def _timestamp_millis(self, value: exp.Expr, text: str) -> int:
         """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in

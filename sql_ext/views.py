@@ -1,11 +1,12 @@
 """Paimon data as Spark DataFrames, registered under unique temporary view names.
 
-A statement that reads Paimon tables is rewritten to read views instead. The data is read
-into Arrow by the core and handed to ``spark.createDataFrame``, which makes a local relation:
-the DataFrame holds the rows themselves, not a reference to the view. Spark analyses a
-``spark.sql`` DataFrame when it is created, so the views can be dropped as soon as
-``spark.sql`` returns; the DataFrame keeps working (and keeps showing the data as it was
-when the statement ran). Only a statement that stores SQL text referring to the view
+A statement that reads Paimon tables is rewritten to read views instead. A table's view is
+a read planned when the statement runs (``sql_ext.datapath.read``: a pinned snapshot, its
+files, the columns used) that Spark's executors carry out: the DataFrame refers to that plan,
+not to the view. Spark analyses a ``spark.sql`` DataFrame when it is created, so the views
+can be dropped as soon as ``spark.sql`` returns; the DataFrame keeps working (and keeps
+showing the data as it was when the statement ran). System tables are small metadata: their
+rows are built on the driver. Only a statement that stores SQL text referring to the view
 (``CREATE TEMPORARY VIEW ... AS``, ``CACHE TABLE ... AS``) needs them for longer; those are
 *pinned* and live until the session stops.
 """
@@ -23,13 +24,14 @@ from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
 from paimon_core.time_travel import SCAN_TIMESTAMP_MILLIS, SCAN_VERSION, travel_table
+from sql_ext.datapath.read import plan_dataframe, plan_read
 from sql_ext.errors import SqlError
-from sql_ext.spark_types import arrow_for_spark, to_spark_schema
 from sql_ext.system_tables import spark_schema, system_table_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from paimon_core.scan import Predicate
     from paimon_core.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
 
@@ -139,16 +141,16 @@ def table_dataframe(
     table: FileStoreTable,
     snapshot: Snapshot | None,
     schema_only: bool = False,
+    columns: Sequence[str] | None = None,
+    predicate: Sequence[Predicate] = (),
 ) -> DataFrame:
-    """The rows of ``snapshot`` (none: an empty table) in the table's schema."""
-    fields = list(table.schema.fields)
-    schema = to_spark_schema(fields)
-    read = table.new_read()
-    if snapshot is None or schema_only:
-        data = read.output_schema().empty_table()
-    else:
-        data = read.to_arrow(table.new_scan().plan(snapshot=snapshot))
-    return spark.createDataFrame(arrow_for_spark(data, fields), schema=schema)
+    """The rows of ``snapshot`` (none: an empty table), read by Spark's executors.
+
+    The scan is planned now (the snapshot is pinned): of ``columns`` (None: all), with
+    ``predicate`` pruning partitions and files. The DataFrame reads that plan every time it
+    is collected."""
+    plan = plan_read(table, None if schema_only else snapshot, columns, predicate)
+    return plan_dataframe(spark, plan)
 
 
 def system_table_dataframe(

@@ -50,7 +50,8 @@ GOLDEN = [
     "SELECT percentile_disc(0.25) WITHIN GROUP (ORDER BY k DESC) FROM {t}",
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY k) FROM {t}",
     "SELECT listagg(v, '+') WITHIN GROUP (ORDER BY k DESC) FROM {t}",
-    "SELECT string_agg(v) WITHIN GROUP (ORDER BY k), listagg(DISTINCT v) FROM {t}",
+    "SELECT string_agg(v) WITHIN GROUP (ORDER BY k), listagg(DISTINCT v) WITHIN GROUP (ORDER BY v)"
+    " FROM {t}",
     "SELECT to_char(k, '999'), try_divide(k, 0), k DIV 3 FROM {t}",
     "SELECT dateadd(DAY, k, DATE '2024-01-01'), date_diff(DATE '2024-02-01', DATE '2024-01-01')"
     " FROM {t}",

@@ -1,0 +1,302 @@
+"""Reading Paimon tables with Spark executors: the driver plans, the executors read.
+
+The driver pins a snapshot and plans it with the core (snapshot -> splits, pruned by
+partition and file statistics), then hands the whole plan to the ``paimon`` data source as
+one option. The executors read their splits with the core's reader (primary-key buckets are
+merged there) and yield Arrow batches in Spark's exact types.
+
+Why the plan travels in an option: PySpark's Python data source caches the partitions it
+planned on the relation and reuses them for later queries of the same DataFrame or view.
+Partitions that depend only on the options (never on ``pushFilters``) make that cache
+harmless: a relation always reads the same pinned snapshot, files and columns. Every
+statement builds its own relation, so a differently filtered statement gets its own plan.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import re
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.read import data_file_path
+from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
+from sql_ext.dialect import quote_identifier
+from sql_ext.spark_types import to_spark_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from paimon_core.scan import Predicate, Split
+    from paimon_core.snapshot import Snapshot
+    from paimon_core.table import FileStoreTable
+    from paimon_core.types import DataField
+
+PLAN_OPTION = "__paimon_read_plan"
+"""The option carrying a driver-planned read (set by the session, never by users)."""
+WAREHOUSE_OPTION = "warehouse"
+TRAVEL_OPTIONS = (SCAN_VERSION, *SCAN_KEYS)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """A read fixed on the driver: the table (in the schema of its snapshot), the columns
+    the statement uses and the splits left after pruning. Pickled to the executors."""
+
+    table: FileStoreTable
+    columns: tuple[str, ...]
+    splits: tuple[Split, ...]
+    snapshot_id: int | None
+
+    @property
+    def fields(self) -> list[DataField]:
+        by_name = {f.name: f for f in self.table.schema.fields}
+        return [by_name[c] for c in self.columns]
+
+    @property
+    def spark_schema(self) -> StructType:
+        return to_spark_schema(self.fields)
+
+
+def plan_read(
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    columns: Sequence[str] | None = None,
+    predicate: Sequence[Predicate] = (),
+) -> ReadPlan:
+    """Plan a read of ``snapshot`` of ``table`` (None: empty), of ``columns`` (None: all).
+
+    ``predicate`` prunes partitions and files only; the query still filters the rows.
+    """
+    names = [f.name for f in table.schema.fields]
+    chosen = tuple(names if columns is None else [n for n in names if n in set(columns)])
+    splits: list[Split] = []
+    if snapshot is not None:
+        splits = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
+    if not table.is_primary_key_table:
+        # Files of an append table are independent: one task each spreads the work.
+        splits = [replace(s, files=(f,)) for s in splits for f in s.files]
+    sid = None if snapshot is None else snapshot.snapshot_id
+    return ReadPlan(table, chosen, tuple(splits), sid)
+
+
+def encode_plan(plan: ReadPlan) -> str:
+    return base64.b64encode(zlib.compress(pickle.dumps(plan), 1)).decode("ascii")
+
+
+def decode_plan(text: str) -> ReadPlan:
+    plan = pickle.loads(zlib.decompress(base64.b64decode(text)))
+    assert isinstance(plan, ReadPlan)
+    return plan
+
+
+def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
+    """The rows of ``plan`` as a DataFrame read by executors.
+
+    Append-table files whose columns Spark's own Parquet reader reads exactly (same names
+    and types as the table's, local files) are read by it, with its column pruning and
+    vectorised decoding; the rest go through the ``paimon`` source and the core's reader
+    (primary-key merges, renamed columns, TIME, nested types). A plan of no columns
+    (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
+    survives."""
+    read_plan = plan
+    if not plan.columns:
+        read_plan = replace(plan, columns=(_narrowest(plan.table),))
+    direct, rest = _direct_files(read_plan)
+    frames = []
+    if direct:
+        frames.append(_spark_parquet(spark, read_plan, direct))
+    if rest or not direct:
+        frames.append(_source_dataframe(spark, replace(read_plan, splits=tuple(rest))))
+    df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    return df.select() if not plan.columns else df
+
+
+def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
+    from sql_ext.datapath.source import FORMAT
+
+    return (
+        spark.read.format(FORMAT)
+        .schema(plan.spark_schema)
+        .option(PLAN_OPTION, encode_plan(plan))
+        .load()
+    )
+
+
+_SPARK_PARQUET_TYPES = frozenset(
+    {
+        "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL",
+        "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE",
+    }
+)  # fmt: skip
+"""Types Spark's Parquet reader reads from any Paimon writer as the Spark type Paimon maps
+them to. Not timestamps: whether a file marks them UTC-adjusted depends on the writer (and
+INT96 or nanoseconds exist), and Spark refuses some combinations."""
+
+
+def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
+    """Paths of the files Spark's Parquet reader can read as they are, and the other splits."""
+    table = plan.table
+    fields = plan.fields
+    local = table.path.startswith("/") or table.path.startswith("file:")
+    if (
+        table.is_primary_key_table
+        or table.options.deletion_vectors_enabled
+        or not local
+        or not all(_spark_reads(f) for f in fields)
+    ):
+        return [], list(plan.splits)
+    schemas = {table.schema.schema_id: table.schema}
+    direct: list[str] = []
+    rest: list[Split] = []
+    for split in plan.splits:
+        for meta in split.files:
+            schema = schemas.get(meta.schema_id)
+            if schema is None:
+                schema = schemas[meta.schema_id] = table.schema_manager.schema(meta.schema_id)
+            by_id = {f.id: f for f in schema.fields}
+            same = all(
+                f.id in by_id and by_id[f.id].name == f.name and by_id[f.id].type == f.type
+                for f in fields
+            )
+            path = meta.external_path or data_file_path(
+                table, split.partition_values, split.bucket, meta.file_name
+            )
+            if not same or not meta.file_name.endswith(".parquet") or _GLOB.search(path):
+                rest.append(replace(split, files=(meta,)))
+                continue
+            direct.append(path if "://" in path or path.startswith("file:") else "file://" + path)
+    return direct, rest
+
+
+_GLOB = re.compile(r"[{}\[\]*?\\]")
+"""Characters Spark's file sources read as a glob pattern in a path."""
+
+
+def _spark_reads(f: DataField) -> bool:
+    return f.type.root in _SPARK_PARQUET_TYPES
+
+
+def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    schema = plan.spark_schema
+    df = spark.read.schema(schema).parquet(*paths)
+    if not any(f.metadata for f in schema):
+        return df
+    # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
+    return df.select(
+        *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
+    )
+
+
+def _narrowest(table: FileStoreTable) -> str:
+    """A cheap column to count rows with: the first fixed-width one, else the first."""
+    fixed = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE"}
+    for f in table.schema.fields:
+        if f.type.root in fixed:
+            return f.name
+    return table.schema.fields[0].name
+
+
+# --------------------------------------------------------------- the data source's side
+
+
+def source_schema(options: Mapping[str, str]) -> StructType:
+    """The Spark schema of ``format("paimon")`` with these options (the travelled-to
+    snapshot's schema under time travel)."""
+    plan = options.get(PLAN_OPTION)
+    if plan is not None:
+        return decode_plan(plan).spark_schema
+    table, _ = _load(options)
+    return to_spark_schema(table.schema.fields)
+
+
+def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceReader:
+    """The reader of ``format("paimon")``: the session's plan, else a plan of the table
+    named by ``path`` at the snapshot the ``scan.*`` options pick (the latest by default)."""
+    encoded = options.get(PLAN_OPTION)
+    if encoded is not None:
+        return PaimonReader(decode_plan(encoded))
+    table, snapshot = _load(options)
+    return PaimonReader(plan_read(table, snapshot))
+
+
+def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
+    from paimon_core.catalog import FileSystemCatalog
+
+    name = options.get("path")
+    warehouse = options.get(WAREHOUSE_OPTION)
+    if not name:
+        raise InvalidArgument('format("paimon") needs the table: load("db.t")')
+    if not warehouse:
+        raise InvalidArgument(f'format("paimon") needs the option "warehouse" to read {name}')
+    table = FileSystemCatalog(warehouse).get_table(name)
+    travel = {k: v for k, v in options.items() if k in TRAVEL_OPTIONS}
+    if travel:
+        table = table.copy(travel)
+    return travel_table(table)
+
+
+@dataclass(frozen=True)
+class SplitPartition(InputPartition):
+    """One split: the unit one Spark task reads."""
+
+    split: Split
+
+
+class PaimonReader(DataSourceReader):
+    """Reads the splits of a plan; one Spark partition per split."""
+
+    def __init__(self, plan: ReadPlan) -> None:
+        self.plan = plan
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [SplitPartition(s) for s in self.plan.splits]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, SplitPartition):
+            return  # a plan of no splits: Spark still runs one task
+        plan = self.plan
+        target = spark_arrow_schema(plan.spark_schema)
+        read = plan.table.new_read()
+        for batch in read.to_arrow_batches([partition.split], list(plan.columns)):
+            yield to_spark_arrow(batch, plan.fields, target)
+
+
+def spark_arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark reads a batch of ``schema`` from."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def to_spark_arrow(batch: pa.RecordBatch, fields: Sequence[DataField], target: pa.Schema) -> Any:
+    """``batch`` (Paimon's Arrow types) in Spark's: TIME as INT milliseconds of the day,
+    timestamps in microseconds, MULTISET counts as INT, everything else cast as needed."""
+    arrays = []
+    for i, f in enumerate(fields):
+        column = batch.column(i)
+        want = target.field(i).type
+        if f.type.root == "TIME":
+            column = _time_millis(column)
+        if column.type != want:
+            column = column.cast(want)
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _time_millis(column: pa.Array) -> pa.Array:
+    if pa.types.is_time64(column.type):
+        micros = column.cast(pa.int64())
+        return pc.divide(micros, pa.scalar(1000, pa.int64())).cast(pa.int32())
+    return column.cast(pa.int32())

@@ -1,0 +1,351 @@
+"""Reads executed by Spark executors: merges, pruning, pinned snapshots, types, the DataFrame API."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import SparkSession
+
+from paimon_core.time_travel import travel_table
+from sql_ext import views
+from sql_ext.datapath import read
+from sql_ext.session import PaimonSession
+from sql_ext.spark_types import arrow_for_spark, to_spark_schema
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+@pytest.fixture
+def session(spark: SparkSession, warehouse: str) -> Iterator[PaimonSession]:
+    """A session on the shared SparkSession; its pinned views are dropped afterwards."""
+    paimon = PaimonSession(spark, warehouse=warehouse)
+    yield paimon
+    paimon.stop()
+
+
+@pytest.fixture
+def plans(monkeypatch: pytest.MonkeyPatch) -> list[read.ReadPlan]:
+    """Every read the session plans, in order."""
+    planned: list[read.ReadPlan] = []
+
+    def recording(*args: Any, **kwargs: Any) -> read.ReadPlan:
+        plan = read.plan_read(*args, **kwargs)
+        planned.append(plan)
+        return plan
+
+    monkeypatch.setattr(views, "plan_read", recording)
+    return planned
+
+
+def rows(session: PaimonSession, sql: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in session.sql(sql).collect()]
+
+
+def _partitioned(session: PaimonSession) -> None:
+    session.sql("CREATE TABLE t (id BIGINT, name STRING, x DOUBLE, p INT) PARTITIONED BY (p)")
+    session.sql("INSERT INTO t VALUES (1, 'a', 1.0, 1), (2, 'b', 2.0, 2), (3, 'c', 3.0, 3)")
+    session.sql("INSERT INTO t VALUES (4, 'd', 4.0, 1), (5, 'e', 50.0, 2)")
+
+
+def test_append_table_reads_every_row(session: PaimonSession) -> None:
+    _partitioned(session)
+    assert rows(session, "SELECT id, name, x, p FROM t ORDER BY id") == [
+        (1, "a", 1.0, 1),
+        (2, "b", 2.0, 2),
+        (3, "c", 3.0, 3),
+        (4, "d", 4.0, 1),
+        (5, "e", 50.0, 2),
+    ]
+    assert rows(session, "SELECT count(*), sum(x) FROM t") == [(5, 60.0)]
+
+
+def test_partition_filter_prunes_partitions_and_columns(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    _partitioned(session)
+    plans.clear()
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(5.0,)]
+    (plan,) = plans
+    assert plan.columns == ("x", "p")
+    assert {s.partition_values for s in plan.splits} == {(1,)}
+    assert len(plan.splits) == 2  # one task per file of partition p=1
+
+
+def test_count_star_reads_no_column_and_stats_prune_files(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    _partitioned(session)
+    plans.clear()
+    assert rows(session, "SELECT count(*) FROM t") == [(5,)]
+    assert plans[-1].columns == () and len(plans[-1].splits) == 5
+    assert rows(session, "SELECT name FROM t WHERE id > 4") == [("e",)]
+    assert plans[-1].columns == ("id", "name")
+    (split,) = plans[-1].splits  # the min/max of id exclude the other four files
+    assert split.partition_values == (2,) and split.row_count == 1
+
+
+def test_star_and_joins_read_all_columns_without_pruning(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    _partitioned(session)
+    plans.clear()
+    assert len(session.sql("SELECT * FROM t WHERE p = 2").collect()) == 2
+    assert plans[-1].columns == ("id", "name", "x", "p") and len(plans[-1].splits) == 2
+    got = rows(session, "SELECT a.id FROM t a LEFT JOIN t b ON a.id = b.id + 1 WHERE b.p IS NULL")
+    assert got == [(1,)]
+    assert [len(p.splits) for p in plans[-2:]] == [5, 5]
+
+
+def test_primary_key_buckets_merge_on_executors(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE pk (k INT NOT NULL, v STRING, p STRING, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO pk VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'y')")
+    session.sql("INSERT INTO pk VALUES (2, 'b2', 'x'), (3, 'c2', 'y'), (4, 'd', 'y')")
+    table = session.catalog.get_table("default.pk")
+    table.write_arrow(
+        pa.table({"k": pa.array([1], pa.int32()), "v": ["gone"], "p": ["x"]}),
+        row_kinds=pa.array([3], pa.int8()),
+    )
+    assert rows(session, "SELECT k, v FROM pk ORDER BY k") == [(2, "b2"), (3, "c2"), (4, "d")]
+    assert rows(session, "SELECT count(*) FROM pk") == [(3,)]
+    assert rows(session, "SELECT v FROM pk WHERE k = 2") == [("b2",)]
+
+
+def test_sequence_field_decides_the_winner(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE sq (k INT NOT NULL, v STRING, s INT, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '1', 'sequence.field' = 's')"
+    )
+    session.sql("INSERT INTO sq VALUES (1, 'new', 9), (2, 'old', 1)")
+    session.sql("INSERT INTO sq VALUES (1, 'late', 3), (2, 'newer', 2)")
+    assert rows(session, "SELECT k, v FROM sq ORDER BY k") == [(1, "new"), (2, "newer")]
+
+
+def test_dynamic_bucket_table_with_deletes(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE dyn (k BIGINT NOT NULL, v STRING, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '-1')"
+    )
+    session.sql("INSERT INTO dyn VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    session.sql("INSERT INTO dyn VALUES (2, 'b2')")
+    session.catalog.get_table("default.dyn").write_arrow(
+        pa.table({"k": pa.array([3], pa.int64()), "v": ["c"]}), row_kinds=pa.array([3], pa.int8())
+    )
+    assert rows(session, "SELECT * FROM dyn ORDER BY k") == [(1, "a"), (2, "b2")]
+
+
+def test_a_dataframe_gives_the_same_answer_every_time(session: PaimonSession) -> None:
+    _partitioned(session)
+    filtered = session.sql("SELECT count(*) FROM t WHERE p = 1")
+    whole = session.sql("SELECT count(*) FROM t")
+    assert filtered.collect()[0][0] == 2 and whole.collect()[0][0] == 5
+    session.sql("INSERT INTO t VALUES (6, 'f', 6.0, 1)")
+    assert filtered.collect()[0][0] == 2 and whole.collect()[0][0] == 5
+    assert whole.collect()[0][0] == 5  # a third time: still the snapshot of .sql()
+    assert rows(session, "SELECT count(*) FROM t") == [(6,)]
+    assert rows(session, "SELECT count(*) FROM t WHERE p = 1") == [(3,)]
+
+
+def test_a_view_filtered_differently_is_not_stale(session: PaimonSession) -> None:
+    _partitioned(session)
+    session.sql("CREATE TEMPORARY VIEW v AS SELECT * FROM t")
+    try:
+        assert rows(session, "SELECT count(*) FROM v WHERE p = 1") == [(2,)]
+        assert rows(session, "SELECT count(*) FROM v") == [(5,)]
+        assert rows(session, "SELECT count(*) FROM v WHERE p = 2") == [(2,)]
+    finally:
+        session.spark.catalog.dropTempView("v")
+
+
+def test_time_travel_reads_the_snapshot_and_its_schema(session: PaimonSession) -> None:
+    _partitioned(session)
+    session.sql("CALL sys.create_tag(table => 'default.t', tag => 'one', snapshot => 1)")
+    session.sql("INSERT INTO t VALUES (7, 'g', 7.0, 3)")
+    assert rows(session, "SELECT count(*) FROM t VERSION AS OF 1") == [(3,)]
+    assert rows(session, "SELECT max(id) FROM t VERSION AS OF 'one' WHERE p = 3") == [(3,)]
+    assert rows(session, "SELECT count(*) FROM t VERSION AS OF 2") == [(5,)]
+
+
+def test_time_travel_reads_files_of_an_older_schema_by_field_id(session: PaimonSession) -> None:
+    from paimon_core.schema import SchemaManager
+
+    session.sql("CREATE TABLE evo (k INT, a STRING)")
+    session.sql("INSERT INTO evo VALUES (1, 'x')")
+    table = session.catalog.get_table("default.evo")
+    latest = table.schema
+    renamed = [f if f.name != "a" else replace(f, name="b") for f in latest.fields]
+    newer = replace(latest, fields=tuple(renamed), schema_id=latest.schema_id + 1)
+    assert SchemaManager(table.file_io, table.path).commit(newer)
+    session.sql("INSERT INTO evo VALUES (2, 'y')")
+    assert rows(session, "SELECT k, b FROM evo ORDER BY k") == [(1, "x"), (2, "y")]
+    assert rows(session, "SELECT k, a FROM evo VERSION AS OF 1") == [(1, "x")]
+    table, snapshot = travel_table(session.catalog.get_table("default.evo"))
+    direct, rest = read._direct_files(read.plan_read(table, snapshot))
+    assert [p.rsplit("/", 1)[-1] for p in direct] == [snapshot_files(table)[1]]
+    assert [f.file_name for s in rest for f in s.files] == [snapshot_files(table)[0]]
+
+
+def snapshot_files(table: Any) -> list[str]:
+    """Data file names of the latest snapshot, oldest schema first."""
+    files = [f for s in table.new_scan().plan() for f in s.files]
+    return [f.file_name for f in sorted(files, key=lambda f: f.schema_id)]
+
+
+def test_spark_parquet_and_source_reads_agree(spark: SparkSession, session: PaimonSession) -> None:
+    """Append files go to Spark's Parquet reader; the same plan through the source agrees."""
+    _partitioned(session)
+    table, snapshot = travel_table(session.catalog.get_table("default.t"))
+    plan = read.plan_read(table, snapshot)
+    direct, rest = read._direct_files(plan)
+    assert len(direct) == 5 and rest == []
+    fast = read.plan_dataframe(spark, plan)
+    slow = read._source_dataframe(spark, plan)
+    assert fast.schema == slow.schema
+    assert sorted(fast.collect()) == sorted(slow.collect())
+    assert "FileScan parquet" in fast._jdf.queryExecution().executedPlan().toString()
+
+
+ALL_TYPES = pa.schema(
+    [
+        ("bo", pa.bool_()),
+        ("i8", pa.int8()),
+        ("i16", pa.int16()),
+        ("i32", pa.int32()),
+        ("i64", pa.int64()),
+        ("f32", pa.float32()),
+        ("f64", pa.float64()),
+        ("d38", pa.decimal128(38, 10)),
+        ("d5", pa.decimal128(5, 2)),
+        ("s", pa.string()),
+        ("bin", pa.binary()),
+        ("day", pa.date32()),
+        ("t_ms", pa.time32("ms")),
+        ("t_us", pa.time64("us")),
+        ("ts3", pa.timestamp("ms")),
+        ("ts6", pa.timestamp("us")),
+        ("ltz3", pa.timestamp("ms", tz="UTC")),
+        ("ltz6", pa.timestamp("us", tz="UTC")),
+        ("arr", pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())]))),
+        ("m", pa.map_(pa.string(), pa.list_(pa.int64()))),
+        ("r", pa.struct([("a", pa.int32()), ("n", pa.struct([("c", pa.string())]))])),
+    ]
+)
+
+
+FLAT = {"bo", "i8", "i16", "i32", "i64", "f32", "f64", "d38", "d5", "s", "bin", "day"}
+
+
+def test_every_type_matches_the_driver_read_exactly(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    session.sql("CREATE TABLE made_default (k INT)")
+    table = session.catalog.create_table("default.types", ALL_TYPES)
+    when = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    row = {
+        "bo": True,
+        "i8": -8,
+        "i16": 16,
+        "i32": 32,
+        "i64": 2**40,
+        "f32": 1.5,
+        "f64": 2.25,
+        "d38": Decimal("1234567890123456789012345678.0123456789"),
+        "d5": Decimal("-123.45"),
+        "s": "ü",
+        "bin": b"\x00\xff",
+        "day": dt.date(2024, 2, 29),
+        "t_ms": dt.time(1, 2, 3, 4000),
+        "t_us": dt.time(1, 2, 3, 4005),
+        "ts3": when.replace(microsecond=123000),
+        "ts6": when,
+        "ltz3": when.replace(microsecond=123000, tzinfo=dt.UTC),
+        "ltz6": when.replace(tzinfo=dt.UTC),
+        "arr": [{"a": 1, "b": "x"}, None],
+        "m": [("k", [1, None])],
+        "r": {"a": 1, "n": {"c": "deep"}},
+    }
+    data = pa.Table.from_pylist([row, dict.fromkeys(row)], schema=ALL_TYPES)
+    table.write_arrow(data)
+    table, snapshot = travel_table(session.catalog.get_table("default.types"))
+    fields = table.schema.fields
+    local = spark.createDataFrame(
+        arrow_for_spark(table.new_read().to_arrow(table.new_scan().plan()), fields),
+        schema=to_spark_schema(fields),
+    )
+    distributed = views.table_dataframe(spark, table, snapshot)
+    assert distributed.schema == local.schema
+    assert sorted(distributed.collect(), key=str) == sorted(local.collect(), key=str)
+    flat = read.plan_read(table, snapshot, [n for n in ALL_TYPES.names if n in FLAT])
+    assert read._direct_files(flat)[1] == []  # all through Spark's Parquet reader
+    fast = read.plan_dataframe(spark, flat)
+    assert fast.schema == read._source_dataframe(spark, flat).schema
+    assert sorted(fast.collect(), key=str) == sorted(local.select(*flat.columns).collect(), key=str)
+    assert rows(session, "SELECT t_us, ts3, d38 FROM types WHERE i8 = -8") == [
+        (3723004, dt.datetime(2024, 1, 2, 3, 4, 5, 123000), row["d38"])
+    ]
+
+
+def test_char_columns_read_as_paimon_stores_them(session: PaimonSession) -> None:
+    session.sql("CREATE TABLE ch (c CHAR(4), v VARCHAR(5))")
+    session.sql("INSERT INTO ch VALUES ('ab', 'ab')")
+    assert rows(session, "SELECT c, v, length(c) FROM ch") == [("ab  ", "ab", 4)]
+
+
+def test_dataframe_api_reads_latest_and_travels(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    _partitioned(session)
+    session.sql("CALL sys.create_tag(table => 'default.t', tag => 'one', snapshot => 1)")
+    reader = spark.read.format("paimon").option("warehouse", session.warehouse)
+    assert reader.load("default.t").count() == 5
+    assert reader.load("default.t").where("p = 1").select("id").count() == 2
+    assert reader.option("scan.snapshot-id", "1").load("default.t").count() == 3
+    fresh = spark.read.format("paimon").option("warehouse", session.warehouse)
+    assert fresh.option("scan.tag-name", "one").load("default.t").count() == 3
+    fresh = spark.read.format("paimon").option("warehouse", session.warehouse)
+    assert fresh.option("scan.version", "2").load("default.t").columns == ["id", "name", "x", "p"]
+
+
+def test_dataframe_api_without_a_warehouse_names_the_table(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    with pytest.raises(Exception, match=r'needs the option "warehouse" to read db\.t'):
+        spark.read.format("paimon").load("db.t").collect()
+
+
+def test_reads_on_a_local_cluster(session: PaimonSession, tmp_path: Path) -> None:
+    """Executors in their own JVMs read the pickled plan (not the shared session)."""
+    _partitioned(session)
+    script = tmp_path / "cluster_read.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from pyspark.sql import SparkSession
+            from sql_ext.session import PaimonSession
+            spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+                     .config("spark.ui.enabled", "false").getOrCreate())
+            session = PaimonSession(spark, warehouse={session.warehouse!r})
+            print(session.sql("SELECT p, count(*), sum(x) FROM t GROUP BY p ORDER BY p").collect())
+            spark.stop()
+            """
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[Row(p=1, count(1)=2, sum(x)=5.0), Row(p=2, count(1)=2, sum(x)=52.0), " in done.stdout
