@@ -193,7 +193,7 @@ class PaimonSession:
         self.current_database: str = DEFAULT_DATABASE
         self._default_ready = False
         self._pinned: list[str] = []
-        data_source.register(spark)
+        data_source.register(spark, {"warehouse": self.warehouse, **self.catalog.options})
 
     # ------------------------------------------------------------------------ public
 

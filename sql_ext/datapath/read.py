@@ -240,7 +240,8 @@ def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
         raise InvalidArgument('format("paimon") needs the table: load("db.t")')
     if not warehouse:
         raise InvalidArgument(f'format("paimon") needs the option "warehouse" to read {name}')
-    table = FileSystemCatalog(warehouse).get_table(name)
+    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
+    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(name)
     travel = {k: v for k, v in options.items() if k in TRAVEL_OPTIONS}
     if travel:
         table = table.copy(travel)

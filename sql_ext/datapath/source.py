@@ -6,7 +6,8 @@ The class only routes: reading belongs to ``sql_ext.datapath.read``, writing to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
@@ -19,28 +20,41 @@ FORMAT = "paimon"
 
 class PaimonDataSource(DataSource):
     """Options: the table (``path`` of ``load``/``save``: ``db.t``), ``warehouse``, and
-    Paimon's read and write options (``scan.snapshot-id``, ``scan.tag-name``, ...)."""
+    Paimon's read and write options (``scan.snapshot-id``, ``scan.tag-name``, ...).
+
+    ``DEFAULTS`` fill options not given: a ``PaimonSession`` registers its warehouse and
+    catalog options there, because the source runs in Python workers that cannot see the
+    session's configuration."""
+
+    DEFAULTS: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
+    def _options(self) -> dict[str, str]:
+        return {**self.DEFAULTS, **dict(self.options)}
+
     def schema(self) -> StructType:
         from sql_ext.datapath.read import source_schema
 
-        return source_schema(dict(self.options))
+        return source_schema(self._options())
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from sql_ext.datapath.read import source_reader
 
-        return source_reader(dict(self.options), schema)
+        return source_reader(self._options(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from sql_ext.datapath.write import source_writer
 
-        return source_writer(dict(self.options), schema, overwrite)
+        return source_writer(self._options(), schema, overwrite)
 
 
-def register(spark: SparkSession) -> None:
-    """Make ``format("paimon")`` available in ``spark`` (idempotent)."""
-    spark.dataSource.register(PaimonDataSource)
+def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> None:
+    """Make ``format("paimon")`` available in ``spark``, with ``defaults`` for options not
+    given (the latest registration wins). The subclass is pickled by value, defaults and all."""
+    source = PaimonDataSource
+    if defaults:
+        source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"DEFAULTS": dict(defaults)})
+    spark.dataSource.register(source)

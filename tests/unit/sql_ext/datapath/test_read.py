@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from paimon_core.time_travel import travel_table
 from sql_ext import views
-from sql_ext.datapath import read
+from sql_ext.datapath import read, source
 from sql_ext.session import PaimonSession
 from sql_ext.spark_types import arrow_for_spark, to_spark_schema
 
@@ -322,8 +322,25 @@ def test_dataframe_api_reads_latest_and_travels(
 def test_dataframe_api_without_a_warehouse_names_the_table(
     spark: SparkSession, session: PaimonSession
 ) -> None:
-    with pytest.raises(Exception, match=r'needs the option "warehouse" to read db\.t'):
-        spark.read.format("paimon").load("db.t").collect()
+    source.register(spark)  # as registered by hand, without a PaimonSession's defaults
+    try:
+        with pytest.raises(Exception, match=r'needs the option "warehouse" to read db\.t'):
+            spark.read.format("paimon").load("db.t").collect()
+    finally:
+        source.register(spark, {"warehouse": session.warehouse})
+
+
+def test_dataframe_api_defaults_to_the_sessions_warehouse(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    """Once a PaimonSession exists, load("db.t") and save("db.t") need no warehouse option."""
+    _partitioned(session)
+    assert spark.read.format("paimon").load("default.t").count() == 5
+    session.sql("CREATE TABLE default.copy (id BIGINT, name STRING, x DOUBLE, p INT)")
+    spark.read.format("paimon").load("default.t").write.format("paimon").mode("append").save(
+        "default.copy"
+    )
+    assert session.sql("SELECT count(*) AS n FROM default.copy").collect()[0]["n"] == 5
 
 
 def test_reads_on_a_local_cluster(session: PaimonSession, tmp_path: Path) -> None:
