@@ -35,6 +35,7 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.analyze import analyze_spec, analyze_table
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
@@ -320,6 +321,8 @@ class PaimonSession:
             return self._query(statement)
         if isinstance(tree, exp.Cache):
             return self._query(statement, pin=True)
+        if isinstance(tree, exp.Analyze):
+            return self._analyze(tree, text)
         return self._unsupported_on_paimon(tree, text)
 
     def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
@@ -706,6 +709,15 @@ class PaimonSession:
         if shown is None:
             return None
         return local_dataframe(self.spark, shown.rows, shown.spark_schema())
+
+    def _analyze(self, tree: exp.Analyze, text: str) -> DataFrame:
+        spec = analyze_spec(tree, text)
+        target = self._resolve(spec.table)
+        if target is None:
+            return self._spark_sql(text)
+        table = self._load(*target, writes=True)
+        analyze_table(self.spark, table, spec, f"{CATALOG_NAME}.{target[0]}.{target[1]}")
+        return _empty(self.spark)
 
     def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:
         (table,) = tree.args.get("tables") or [tree.this]
