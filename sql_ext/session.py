@@ -33,6 +33,7 @@ from sqlglot.tokens import Token, TokenType
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from paimon_core.time_travel import travel_table
 from procedures import call_procedure
 from procedures.base import CallContext
 from sql_ext.analyze import analyze_spec, analyze_table
@@ -47,6 +48,7 @@ from sql_ext.metadata.config import (
     resolve_warehouse,
 )
 from sql_ext.metadata.show import show_catalog
+from sql_ext.metadata.table_info import describe_statement
 from sql_ext.parse import (
     CallStatement,
     Fragment,
@@ -316,7 +318,7 @@ class PaimonSession:
         if isinstance(tree, exp.Insert):
             return self._insert(statement)
         if isinstance(tree, exp.Describe):
-            return self._query(statement, schema_only=True)
+            return self._describe(statement, tree, text)
         if isinstance(tree, (exp.Query, exp.Values)):
             return self._query(statement)
         if isinstance(tree, exp.Cache):
@@ -703,9 +705,30 @@ class PaimonSession:
             self.current_database = DEFAULT_DATABASE
         return _empty(self.spark)
 
+    def _describe(self, statement: QueryStatement, tree: exp.Describe, text: str) -> DataFrame:
+        """DESCRIBE of a Paimon table (`sql_ext.metadata.table_info`); of anything else
+        (system tables, travelled versions, Spark's tables), the view or Spark's own."""
+        table = tree.this
+        if (
+            isinstance(table, exp.Table)
+            and isinstance(table.this, exp.Identifier)
+            and not _has_paimon_syntax(table)
+        ):
+            target = self._resolve(table)
+            if target is not None:
+                loaded, _ = travel_table(self._load(*target))
+                result = describe_statement(tree, loaded, ".".join(target), text)
+                return local_dataframe(self.spark, result.rows, result.spark_schema())
+        return self._query(statement, schema_only=True)
+
+    def _show_load(self, database: str, name: str) -> FileStoreTable | None:
+        if not self._table_exists(database, name):
+            return None
+        return self._load(database, name)
+
     def _show(self, rest: str) -> DataFrame | None:
-        """SHOW DATABASES / TABLES / CURRENT NAMESPACE of the Paimon catalog; None: Spark's."""
-        shown = show_catalog(rest, self._paimon, self.current_database)
+        """SHOW of the Paimon catalog (`sql_ext.metadata.show`); None: Spark's."""
+        shown = show_catalog(rest, self._paimon, self.current_database, self._show_load)
         if shown is None:
             return None
         return local_dataframe(self.spark, shown.rows, shown.spark_schema())
