@@ -519,7 +519,7 @@ def test_tag_ddl_through_the_session(session: PaimonSession, core_table: FileSys
 @pytest.mark.parametrize(
     "statement",
     [
-        "SHOW CREATE TABLE db.t",
+        "SHOW CREATE TABLE db.no_such_table",
         "SELECT * FROM db.no_such_table",
         "SELEC 1",
         "SELECT nope FROM db.t",
