@@ -1,13 +1,15 @@
-"""SHOW CREATE TABLE, SHOW COLUMNS, SHOW PARTITIONS and SHOW TABLE EXTENDED of Paimon tables.
+"""SHOW CREATE TABLE / COLUMNS / PARTITIONS / TBLPROPERTIES / TABLE EXTENDED of Paimon tables.
 
 Paimon-Spark answers these with Spark's v2 commands (latest Spark) over its `SparkTable`:
 `ShowCreateTableExec` (columns as `StructField.toDDL`, `USING paimon`, `PARTITIONED BY`,
 `COMMENT`, `LOCATION`, then every other property as TBLPROPERTIES, `path` and
 `primary-key` included), `ShowColumnsExec`, `ShowPartitionsExec` (`k=v/k2=v2`, each part
-escaped as a path name, sorted; a PARTITION spec keeps the matching ones) and
-`ShowTablesExtendedExec` (one row per table whose name matches, with its information block;
-temporary views, which only Spark holds, are not listed). Shared by the Spark session and
-the in-process engine, so both answer alike.
+escaped as a path name, sorted; a PARTITION spec keeps the matching ones),
+`ShowTablePropertiesExec` (the non-reserved properties, redacted, sorted by key; one key's
+value or Spark's "does not have property" text) and `ShowTablesExtendedExec` (one row per
+table whose name matches, with its information block; temporary views, which only Spark
+holds, are not listed). Shared by the Spark session and the in-process engine, so both
+answer alike.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 CREATE_COLUMNS = (Column("createtab_stmt", "STRING", False),)
 COLUMNS = (Column("col_name", "STRING", False),)
 PARTITIONS = (Column("partition", "STRING", False),)
+PROPERTIES = (Column("key", "STRING", False), Column("value", "STRING", False))
 EXTENDED = (
     Column("namespace", "STRING", False),
     Column("tableName", "STRING", False),
@@ -69,6 +72,28 @@ def _name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
         else:
             break
     return tuple(parts), position
+
+
+def _property_key(tokens: list[Token], position: int) -> tuple[str | None, int]:
+    """`key)` or `'key')` or `a.b.c)` after SHOW TBLPROPERTIES t (."""
+    if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
+        key: str | None = tokens[position].text
+        position += 1
+    else:
+        words: list[str] = []
+        while position < len(tokens) and (
+            tokens[position].token_type in _NAME_TOKENS or tokens[position].text.isidentifier()
+        ):
+            words.append(tokens[position].text)
+            position += 1
+            if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
+                position += 1
+            else:
+                break
+        key = ".".join(words) if words else None
+    if key is None or position >= len(tokens) or tokens[position].token_type != TokenType.R_PAREN:
+        return None, position
+    return key, position + 1
 
 
 def _partition_spec(
@@ -124,6 +149,17 @@ def parse_table_show(rest: str) -> TableShow | None:
         if not table or position != len(tokens):
             return None
         return TableShow("columns", table, database)
+    if words[:1] == ["TBLPROPERTIES"]:
+        table, position = _name(tokens, 1)
+        key = None
+        if position < len(tokens) and tokens[position].token_type == TokenType.L_PAREN:
+            parts, position = _property_key(tokens, position + 1)
+            if parts is None:
+                return None
+            key = parts
+        if not table or position != len(tokens):
+            return None
+        return TableShow("properties", table, pattern=key)
     if words[:1] == ["PARTITIONS"]:
         table, position = _name(tokens, 1)
         spec = None
@@ -329,6 +365,12 @@ def run_table_show(
         return ProcedureResult(CREATE_COLUMNS, [(show_create_table(table, database, name),)])
     if show.kind == "columns":
         return ProcedureResult(COLUMNS, [(f.name,) for f in table.schema.fields])
+    if show.kind == "properties":
+        properties = dict(redacted(table_properties(table)))
+        if show.pattern is None:
+            return ProcedureResult(PROPERTIES, sorted(properties.items()))
+        missing = f"Table {database}.{name} does not have property: {show.pattern}"
+        return ProcedureResult(PROPERTIES, [(show.pattern, properties.get(show.pattern, missing))])
     return ProcedureResult(PARTITIONS, _partitions(table, show, shown, text))
 
 

@@ -76,6 +76,8 @@ ANSWERED = [
     "SHOW PARTITIONS db.t",
     "SHOW PARTITIONS paimon.db.t PARTITION (dt = '2024-01-02')",
     "SHOW TABLE EXTENDED IN db LIKE 't*'",
+    "SHOW TBLPROPERTIES db.t",
+    "SHOW TBLPROPERTIES db.t ('nope')",
     "CALL sys.expire_tags(table => 'db.t', older_than => '2000-01-01 00:00:00')",
     # errors: one line on stderr, exit 1, both ways
     "SELECT * FROM db.nope$snapshots",

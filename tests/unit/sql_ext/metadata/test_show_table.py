@@ -57,6 +57,20 @@ def test_show_create_table(session: PaimonSession, warehouse: str) -> None:
     assert session.sql("SHOW CREATE TABLE db.pk").columns == ["createtab_stmt"]
 
 
+def test_show_tblproperties(session: PaimonSession, warehouse: str) -> None:
+    path = os.path.join(warehouse, "db.db", "pk")
+    assert rows(session, "SHOW TBLPROPERTIES db.pk") == [
+        ("bucket", "2"),
+        ("my.password", "*********(redacted)"),
+        ("path", path),
+        ("primary-key", "id,p,q"),
+    ]
+    assert rows(session, "SHOW TBLPROPERTIES db.pk ('bucket')") == [("bucket", "2")]
+    assert rows(session, "SHOW TBLPROPERTIES db.pk (comment)") == [
+        ("comment", "Table db.pk does not have property: comment")
+    ]
+
+
 def test_show_columns(session: PaimonSession) -> None:
     assert rows(session, "SHOW COLUMNS IN db.pk") == [("id",), ("my name",), ("p",), ("q",)]
     session.sql("USE db")
