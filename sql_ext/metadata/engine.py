@@ -3,7 +3,9 @@
 `run(text)` returns the result of a statement it answers exactly as `PaimonSession` would
 (same columns, values and errors), or `ToSpark` before doing anything when Spark must run it.
 Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
-NAMESPACE`, `USE`, `DESCRIBE [TABLE]` of a Paimon or system table, and the `SELECT`s over
+NAMESPACE`, `SHOW CREATE TABLE / COLUMNS / PARTITIONS / TBLPROPERTIES / TABLE EXTENDED`,
+`USE`, `DESCRIBE [TABLE] [EXTENDED | FORMATTED]` of a Paimon table, `DESCRIBE [TABLE]` of a
+system table, and the `SELECT`s over
 `$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
 compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
 session time zone, `spark.paimon.*` dynamic options, the catalog options.

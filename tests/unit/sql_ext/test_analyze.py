@@ -90,3 +90,16 @@ def test_analyze_for_columns_and_refusals(session: PaimonSession, warehouse: str
         with pytest.raises(SqlError, match=message):
             session.sql(text)
     assert len(session.sql("SELECT * FROM db.t$snapshots").collect()) == 3
+
+
+def test_expiry_deletes_statistics_no_snapshot_uses(session: PaimonSession, warehouse: str) -> None:
+    directory = os.path.join(warehouse, "db.db", "t", "statistics")
+    session.sql("ANALYZE TABLE db.t COMPUTE STATISTICS")
+    (first,) = os.listdir(directory)
+    session.sql("INSERT INTO db.t VALUES (5, 'e', 1.0, NULL)")
+    session.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1)")
+    assert os.listdir(directory) == [first]  # the INSERT's snapshot still references it
+    session.sql("ANALYZE TABLE db.t COMPUTE STATISTICS")
+    session.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1)")
+    (second,) = os.listdir(directory)
+    assert second != first
