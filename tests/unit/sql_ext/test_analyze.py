@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from tests.unit.sql_ext.test_shell import run as shell_run
 
 
 @pytest.fixture
@@ -103,3 +104,22 @@ def test_expiry_deletes_statistics_no_snapshot_uses(session: PaimonSession, ware
     session.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1)")
     (second,) = os.listdir(directory)
     assert second != first
+
+
+def test_analyze_through_the_shell(session: PaimonSession) -> None:
+    code, out, err = shell_run(
+        "--output",
+        "json",
+        "-e",
+        "ANALYZE TABLE db.t COMPUTE STATISTICS FOR COLUMNS id; "
+        "SELECT snapshot_id, mergedRecordCount FROM db.t$statistics",
+        session=session,
+    )
+    assert (code, err) == (0, "")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"snapshot_id": 2, "mergedRecordCount": 2}
+    ]
+    code, out, err = shell_run(
+        "-e", "ANALYZE TABLE db.t COMPUTE STATISTICS NOSCAN", session=session
+    )
+    assert (code, out) == (1, "") and err.startswith("Error: ANALYZE TABLE ... NOSCAN")
