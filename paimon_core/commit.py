@@ -30,6 +30,12 @@ from paimon_core.manifest import FileKind, IndexManifestEntry, ManifestEntry, Ma
 from paimon_core.manifest_merge import ManifestMerger
 from paimon_core.read import data_file_path
 from paimon_core.snapshot import CommitKind, Snapshot
+from paimon_core.statistics import (
+    Statistics,
+    read_statistics,
+    statistics_path,
+    write_statistics,
+)
 
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
@@ -81,6 +87,7 @@ class _Changes:
     entries: tuple[ManifestEntry, ...]
     new_index: tuple[IndexManifestEntry, ...] = ()
     deleted_index: tuple[IndexManifestEntry, ...] = ()
+    statistics: str | None = None
 
 
 class FileStoreCommit:
@@ -156,6 +163,31 @@ class FileStoreCommit:
         return self._commit_with_retry(
             changes, CommitKind.OVERWRITE, commit_identifier, None, properties
         )
+
+    def commit_statistics(self, stats: Statistics) -> int:
+        """Write ``stats`` to ``statistics/`` and commit an ANALYZE snapshot naming it
+        (Paimon's ``commitStatistics``); the file is deleted when the commit fails."""
+        name = write_statistics(self.table, stats)
+        changes = _Changes((), statistics=name)
+        try:
+            return self._commit_with_retry(
+                lambda _latest, _live: changes,
+                CommitKind.ANALYZE,
+                BATCH_COMMIT_IDENTIFIER,
+                None,
+                None,
+            )
+        except BaseException:
+            self.table.file_io.delete(statistics_path(self.table, name))
+            raise
+
+    def _inherited_statistics(self, latest: Snapshot | None) -> str | None:
+        """The latest snapshot's statistics file, kept while the schema it was computed
+        under is still the table's (``FileStoreCommitImpl.tryCommitOnce``)."""
+        stats = read_statistics(self.table, latest)
+        if stats is None or latest is None or stats.schema_id != self.table.schema.schema_id:
+            return None
+        return latest.statistics
 
     def truncate_table(self) -> int | None:
         """Remove all data in one OVERWRITE snapshot."""
@@ -407,6 +439,7 @@ class FileStoreCommit:
                 delta_manifest_list_size=delta_size,
                 index_manifest=index_manifest,
                 watermark=watermark,
+                statistics=changes.statistics or self._inherited_statistics(latest),
                 properties=dict(properties) if properties else None,
             )
             self._check_added_files_exist(changes)

@@ -33,8 +33,11 @@ from sqlglot.tokens import Token, TokenType
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from paimon_core.time_travel import travel_table
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.analyze import analyze_spec, analyze_table
+from sql_ext.create_like import like_schema, refuse_location
 from sql_ext.datapath import source as data_source
 from sql_ext.datapath.pushdown import needed_names, table_predicate
 from sql_ext.datapath.write import Overwrite, write_dataframe
@@ -48,6 +51,7 @@ from sql_ext.metadata.config import (
     resolve_warehouse,
 )
 from sql_ext.metadata.show import show_catalog
+from sql_ext.metadata.table_info import describe_statement
 from sql_ext.parse import (
     CallStatement,
     Fragment,
@@ -65,6 +69,7 @@ from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Spliced, splice
 from sql_ext.tables import (
     PAIMON_PROVIDER,
+    TableSpec,
     insert_dataframe,
     insert_spec,
     static_partition,
@@ -102,6 +107,7 @@ _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
 _SUBSTITUTE_CONF = "spark.sql.variable.substitute"
 _VARIABLE = re.compile(r"\$\{(?:(\w+?):)?(\S+?)\}")  # Spark's ConfigReader.REF_RE
 _CONF_PREFIXES = frozenset({"spark", "sparkconf", "hivevar", "hiveconf"})
+_QUERY_WORDS = frozenset({"SELECT", "WITH", "FROM", "VALUES", "TABLE", "INSERT"})
 
 
 def _view(name: str) -> exp.Table:
@@ -320,11 +326,15 @@ class PaimonSession:
         if isinstance(tree, exp.Insert):
             return self._insert(statement)
         if isinstance(tree, exp.Describe):
-            return self._query(statement, schema_only=True)
+            return self._describe(statement, tree, text)
         if isinstance(tree, (exp.Query, exp.Values)):
             return self._query(statement)
         if isinstance(tree, exp.Cache):
             return self._query(statement, pin=True)
+        if isinstance(tree, exp.Analyze):
+            return self._analyze(tree, text)
+        if isinstance(tree, exp.Refresh) and isinstance(tree.this, exp.Table):
+            return self._refresh(tree.this, text)
         return self._unsupported_on_paimon(tree, text)
 
     def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
@@ -354,6 +364,9 @@ class PaimonSession:
         parts = [p.replace("``", "`") for p in re.findall(r"`((?:[^`]|``)*)`", relation)]
         if not 1 <= len(parts) <= 3 or self._resolve(_table(parts)) is None:
             return
+        command = _command_name(text, parts)
+        if command is not None:
+            raise SqlError(f"{command} is not supported on Paimon table {relation}")
         try:
             PaimonSpark().parse(text)
             reason = "unsupported syntax"
@@ -728,12 +741,51 @@ class PaimonSession:
             self.current_database = DEFAULT_DATABASE
         return _empty(self.spark)
 
+    def _describe(self, statement: QueryStatement, tree: exp.Describe, text: str) -> DataFrame:
+        """DESCRIBE of a Paimon table (`sql_ext.metadata.table_info`); of anything else
+        (system tables, travelled versions, Spark's tables), the view or Spark's own."""
+        table = tree.this
+        if (
+            isinstance(table, exp.Table)
+            and isinstance(table.this, exp.Identifier)
+            and not _has_paimon_syntax(table)
+        ):
+            target = self._resolve(table)
+            if target is not None:
+                loaded, _ = travel_table(self._load(*target))
+                result = describe_statement(tree, loaded, ".".join(target), text)
+                return local_dataframe(self.spark, result.rows, result.spark_schema())
+        return self._query(statement, schema_only=True)
+
+    def _show_load(self, database: str, name: str) -> FileStoreTable | None:
+        if not self._table_exists(database, name):
+            return None
+        return self._load(database, name)
+
     def _show(self, rest: str) -> DataFrame | None:
-        """SHOW DATABASES / TABLES / CURRENT NAMESPACE of the Paimon catalog; None: Spark's."""
-        shown = show_catalog(rest, self._paimon, self.current_database)
+        """SHOW of the Paimon catalog (`sql_ext.metadata.show`); None: Spark's."""
+        shown = show_catalog(rest, self._paimon, self.current_database, self._show_load)
         if shown is None:
             return None
         return local_dataframe(self.spark, shown.rows, shown.spark_schema())
+
+    def _analyze(self, tree: exp.Analyze, text: str) -> DataFrame:
+        spec = analyze_spec(tree, text)
+        target = self._resolve(spec.table)
+        if target is None:
+            return self._spark_sql(text)
+        table = self._load(*target, writes=True)
+        analyze_table(self.spark, table, spec, f"{CATALOG_NAME}.{target[0]}.{target[1]}")
+        return _empty(self.spark)
+
+    def _refresh(self, table: exp.Table, text: str) -> DataFrame:
+        """REFRESH TABLE of a Paimon table only checks that it exists: every statement reads
+        Paimon tables afresh, so there is no cache to drop."""
+        target = self._resolve(table) if not _has_paimon_syntax(table) else None
+        if target is None:
+            return self._spark_sql(text)
+        self._load(*target)
+        return _empty(self.spark)
 
     def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:
         (table,) = tree.args.get("tables") or [tree.this]
@@ -761,9 +813,12 @@ class PaimonSession:
             return self._query(statement)
         database, name = target
         identifier = f"{database}.{name}"
+        refuse_location(spec, f"{CATALOG_NAME}.{identifier}")
         catalog = self._paimon()
         if not catalog.database_exists(database):
             raise DatabaseNotExist(f"Database {database} does not exist")
+        if spec.like is not None:
+            return self._create_like(spec, identifier)
         if spec.query is None:
             catalog.create_table(identifier, spec.schema(), ignore_if_exists=spec.if_not_exists)
             return _empty(self.spark)
@@ -782,6 +837,17 @@ class PaimonSession:
         except BaseException:
             catalog.drop_table(identifier, ignore_if_not_exists=True)
             raise
+        return _empty(self.spark)
+
+    def _create_like(self, spec: TableSpec, identifier: str) -> DataFrame:
+        assert spec.like is not None
+        source = self._resolve(spec.like)
+        shown = spec.like.sql(dialect="spark")
+        if source is None:
+            raise SqlError(f"CREATE TABLE {identifier} LIKE {shown}: {shown} is no Paimon table")
+        table = self._load(*source)
+        schema = like_schema(table, spec, f"{CATALOG_NAME}.{source[0]}.{source[1]}")
+        self._paimon().create_table(identifier, schema, ignore_if_exists=spec.if_not_exists)
         return _empty(self.spark)
 
     def _insert(self, statement: QueryStatement) -> DataFrame:
@@ -826,6 +892,18 @@ def _table(parts: list[str]) -> exp.Table:
     names = [exp.to_identifier(p) for p in parts]
     catalog, db = ([None] * (3 - len(names)) + names)[:2]
     return exp.Table(this=names[-1], db=db, catalog=catalog)
+
+
+def _command_name(text: str, parts: list[str]) -> str | None:
+    """The words naming a statement other than a query (`SHOW TBLPROPERTIES`, `DESCRIBE`):
+    those before the table name; None for queries and DML, whose syntax was the problem."""
+    first = text.lstrip().split(None, 1)[0].upper() if text.strip() else ""
+    if first.startswith("(") or first in _QUERY_WORDS:
+        return None
+    name = re.search(rf"(?i)[`\s.]{re.escape(parts[0])}\b", text)
+    words = (text[: name.start()] if name else first).split()
+    shown = " ".join(w.upper() for w in words if w.isalpha())
+    return shown if 0 < len(shown) <= 40 else first
 
 
 def _tokenize(text: str) -> list[Token]:

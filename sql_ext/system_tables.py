@@ -29,6 +29,8 @@ from paimon_core.paths import (
     java_float_string,
     partition_value_string,
 )
+from paimon_core.snapshot import jackson_json
+from paimon_core.statistics import read_statistics
 from paimon_core.time_travel import has_time_travel, resolve_snapshot
 from paimon_core.types import data_field_to_json
 from procedures.base import epoch_millis_to_local, resolve_time_zone, spark_type
@@ -150,6 +152,13 @@ CONSUMERS: tuple[SystemColumn, ...] = (
     ("consumer_id", "STRING", False),
     ("next_snapshot_id", "BIGINT", False),
 )
+STATISTICS: tuple[SystemColumn, ...] = (
+    ("snapshot_id", "BIGINT", False),
+    ("schema_id", "BIGINT", False),
+    ("mergedRecordCount", "BIGINT", True),
+    ("mergedRecordSize", "BIGINT", True),
+    ("colstat", "STRING", True),
+)
 
 SYSTEM_TABLES: dict[str, tuple[SystemColumn, ...]] = {
     "manifests": MANIFESTS,
@@ -161,6 +170,7 @@ SYSTEM_TABLES: dict[str, tuple[SystemColumn, ...]] = {
     "tags": TAGS,
     "branches": BRANCHES,
     "consumers": CONSUMERS,
+    "statistics": STATISTICS,
 }
 """The supported system tables (Paimon's ``SystemTableLoader`` order) and their columns."""
 
@@ -394,6 +404,23 @@ def _branches(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, 
         if s.is_dir and s.name.startswith(BRANCH_PREFIX) and len(s.name) > len(BRANCH_PREFIX)
     ]
     return sorted(rows, key=lambda row: _java_order(row[0]))
+
+
+def _statistics(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, ...]]:
+    """``StatisticTable``: the statistics of the latest (or travelled-to) snapshot, one row
+    with the column statistics as Jackson prints them."""
+    stats = read_statistics(table, _snapshot(table, None))
+    if stats is None:
+        return []
+    return [
+        (
+            stats.snapshot_id,
+            stats.schema_id,
+            stats.merged_record_count,
+            stats.merged_record_size,
+            jackson_json(stats.col_stats_json()),
+        )
+    ]
 
 
 def _consumers(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, ...]]:
@@ -666,6 +693,7 @@ _TABLES: dict[str, Callable[[FileStoreTable, dt.tzinfo | None], _Rows]] = {
     "tags": _tags,
     "branches": _branches,
     "consumers": _consumers,
+    "statistics": _statistics,
 }
 _SNAPSHOT_TABLES: dict[str, Callable[[FileStoreTable, Snapshot, dt.tzinfo | None], _Rows]] = {
     "manifests": _manifests,

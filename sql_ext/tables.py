@@ -47,6 +47,8 @@ class TableSpec:
     provider: str | None = None
     temporary: bool = False
     query: exp.Expr | None = None
+    like: exp.Table | None = None
+    location: str | None = None
 
     def schema(self, fields: Sequence[DataField] | None = None) -> TableSchema:
         """The new table's schema (Paimon makes primary-key columns NOT NULL).
@@ -130,6 +132,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
     comment = None
     provider = None
     temporary = False
+    like = None
+    location = None
     properties = tree.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, exp.FileFormatProperty) and not prop.args.get("hive_format"):
@@ -148,6 +152,10 @@ def table_spec(tree: exp.Create) -> TableSpec:
             comment = _text(prop.this)
         elif isinstance(prop, exp.TemporaryProperty):
             temporary = True
+        elif isinstance(prop, exp.LikeProperty) and isinstance(prop.this, exp.Table):
+            like = prop.this
+        elif isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
         else:
             raise SqlError(
                 f"CREATE TABLE clause {prop.sql(dialect='spark')} is not supported on Paimon tables"
@@ -155,7 +163,9 @@ def table_spec(tree: exp.Create) -> TableSpec:
     query = tree.args.get("expression")
     if query is not None and columns:
         raise SqlError("CREATE TABLE ... AS SELECT takes its columns from the query, not a list")
-    if query is None and not columns:
+    if like is not None and (columns or query is not None):
+        raise SqlError("CREATE TABLE ... LIKE takes its columns from the source table")
+    if query is None and not columns and like is None and location is None:
         raise SqlError("CREATE TABLE needs a column list (or AS SELECT)")
     return TableSpec(
         target=target,
@@ -168,6 +178,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
         provider=provider,
         temporary=temporary,
         query=query,
+        like=like,
+        location=location,
     )
 
 

@@ -3,7 +3,9 @@
 `run(text)` returns the result of a statement it answers exactly as `PaimonSession` would
 (same columns, values and errors), or `ToSpark` before doing anything when Spark must run it.
 Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
-NAMESPACE`, `USE`, `DESCRIBE [TABLE]` of a Paimon or system table, and the `SELECT`s over
+NAMESPACE`, `SHOW CREATE TABLE / COLUMNS / PARTITIONS / TBLPROPERTIES / TABLE EXTENDED`,
+`USE`, `DESCRIBE [TABLE] [EXTENDED | FORMATTED]` of a Paimon table, `DESCRIBE [TABLE]` of a
+system table, and the `SELECT`s over
 `$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
 compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
 session time zone, `spark.paimon.*` dynamic options, the catalog options.
@@ -29,10 +31,11 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
-from sql_ext.metadata.describe import describe_rows, describe_system_table
+from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.query import compile_select
 from sql_ext.metadata.result import NO_RESULT, Rows, ToSpark
 from sql_ext.metadata.show import show_catalog
+from sql_ext.metadata.table_info import describe_statement
 from sql_ext.parse import (
     CallStatement,
     QueryStatement,
@@ -98,7 +101,7 @@ class MetadataEngine:
             rest = rest if isinstance(rest, str) else rest.name
             if tree.name.upper() != "SHOW":
                 return None
-            shown = show_catalog(rest, self._paimon, self.current_database)
+            shown = show_catalog(rest, self._paimon, self.current_database, self._show_load)
             return None if shown is None else Rows.of(shown)
         if isinstance(tree, exp.Use):
             return self._use(tree)
@@ -178,8 +181,7 @@ class MetadataEngine:
 
     def _describe(self, statement: QueryStatement, tree: exp.Describe) -> Rows | None:
         table = tree.this
-        extra = {k for k, v in tree.args.items() if v and k not in ("this", "kind")}
-        if extra or str(tree.args.get("kind") or "TABLE").upper() != "TABLE":
+        if str(tree.args.get("kind") or "TABLE").upper() != "TABLE":
             return None
         if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
             return None
@@ -190,8 +192,9 @@ class MetadataEngine:
             return None
         refs = statement.paimon_tables
         if refs:  # a `$` name
+            extra = {k for k, v in tree.args.items() if v and k not in ("this", "kind")}
             (ref,) = refs
-            if ref.branch or ref.version is not None or ref.timestamp is not None:
+            if extra or ref.branch or ref.version is not None or ref.timestamp is not None:
                 return None
             columns = SYSTEM_TABLES.get((ref.system_table or "").lower())
             if columns is None:
@@ -201,8 +204,13 @@ class MetadataEngine:
         if not self._exists(database, table.name):
             return None
         moved, _ = travel_table(self._load(database, table.name, table.name))
-        described = describe_rows(moved.schema.fields)
-        return None if described is None else Rows.of(described)
+        name = f"{database}.{table.name}"
+        return Rows.of(describe_statement(tree, moved, name, statement.text))
+
+    def _show_load(self, database: str, name: str) -> FileStoreTable | None:
+        if not self._exists(database, name):
+            return None
+        return self._load(database, name, name)
 
     def _exists(self, database: str, name: str) -> bool:
         try:

@@ -19,8 +19,9 @@ from sql_ext.metadata.config import CATALOG_NAME
 
 if TYPE_CHECKING:
     from paimon_core.catalog import FileSystemCatalog
+    from paimon_core.table import FileStoreTable
 
-__all__ = ["matches_pattern", "show_catalog"]
+__all__ = ["like_pattern", "matches_pattern", "show_catalog", "tokenize"]
 
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 CURRENT_NAMESPACE = (Column("catalog", "STRING", False), Column("namespace", "STRING", False))
@@ -32,14 +33,14 @@ TABLES = (
 )
 
 
-def _tokenize(text: str) -> list[Token]:
+def tokenize(text: str) -> list[Token]:
     try:
         return PaimonSpark.Tokenizer(dialect=PaimonSpark()).tokenize(text)
     except TokenError:
         return []
 
 
-def _like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
+def like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
     if position < len(tokens) and tokens[position].text.upper() == "LIKE":
         position += 1
     if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
@@ -61,13 +62,25 @@ def matches_pattern(name: str, pattern: str | None) -> bool:
 
 
 def show_catalog(
-    rest: str, catalog: Callable[[], FileSystemCatalog], current_database: str
+    rest: str,
+    catalog: Callable[[], FileSystemCatalog],
+    current_database: str,
+    load: Callable[[str, str], FileStoreTable | None] | None = None,
 ) -> ProcedureResult | None:
     """The result of `SHOW <rest>` on the Paimon catalog; None: Spark's own SHOW.
 
-    `catalog` is called only once the statement is known to be the Paimon catalog's.
+    `catalog` is called only once the statement is known to be the Paimon catalog's;
+    `load(database, name)` gives a Paimon table (None: not one) for the SHOW statements
+    about one table (`sql_ext.metadata.show_table`).
     """
-    tokens = _tokenize(rest)
+    from sql_ext.metadata.show_table import parse_table_show, run_table_show
+
+    table_show = parse_table_show(rest)
+    if table_show is not None:
+        if load is None:
+            return None
+        return run_table_show(table_show, f"SHOW {rest}", catalog, current_database, load)
+    tokens = tokenize(rest)
     words = [t.text.upper() for t in tokens]
     if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
         return ProcedureResult(CURRENT_NAMESPACE, [(CATALOG_NAME, current_database)])
@@ -84,7 +97,7 @@ def show_catalog(
                 position += 1
             else:
                 break
-    pattern, position = _like_pattern(tokens, position)
+    pattern, position = like_pattern(tokens, position)
     if position != len(tokens):
         return None
     if words[0] != "TABLES":

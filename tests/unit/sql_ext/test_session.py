@@ -519,7 +519,7 @@ def test_tag_ddl_through_the_session(session: PaimonSession, core_table: FileSys
 @pytest.mark.parametrize(
     "statement",
     [
-        "SHOW CREATE TABLE db.t",
+        "SHOW CREATE TABLE db.no_such_table",
         "SELECT * FROM db.no_such_table",
         "SELEC 1",
         "SELECT nope FROM db.t",
@@ -555,3 +555,16 @@ def test_handled_errors_leave_no_query_context_log(
         for logger, level in zip(loggers, saved):
             logger.removeHandler(handler)
             logger.setLevel(level)
+
+
+def test_refresh_table_checks_that_the_paimon_table_exists(
+    session: PaimonSession, core_table: FileSystemCatalog
+) -> None:
+    assert session.sql("REFRESH TABLE db.t").collect() == []
+    session.sql("USE db")
+    before = rows(session, "SELECT count(*) FROM t")
+    session.sql("INSERT INTO db.t VALUES (9, 'n', '2024-01-03')")
+    assert session.sql("REFRESH TABLE t").collect() == []
+    assert rows(session, "SELECT count(*) FROM t") == [(before[0][0] + 1,)]
+    with pytest.raises(TableNotExist, match="missing"):
+        session.sql("REFRESH TABLE paimon.db.missing")

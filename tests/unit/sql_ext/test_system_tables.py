@@ -49,6 +49,13 @@ PYPAIMON_MODULES = {
     "consumers": "consumers_table",
 }
 JAVA_ONLY = {"snapshots": {"operation"}}
+JAVA_STATISTIC_TABLE = [  # StatisticTable.TABLE_TYPE (pypaimon has no $statistics)
+    ("snapshot_id", "BIGINT", False),
+    ("schema_id", "BIGINT", False),
+    ("mergedRecordCount", "BIGINT", True),
+    ("mergedRecordSize", "BIGINT", True),
+    ("colstat", "STRING", True),
+]
 
 
 def _pypaimon_type(field: Any) -> tuple[str, str, bool]:
@@ -56,7 +63,12 @@ def _pypaimon_type(field: Any) -> tuple[str, str, bool]:
     return field.name, kind, field.type.nullable
 
 
-@pytest.mark.parametrize("name", sorted(SYSTEM_TABLES))
+def test_every_system_table_is_declared_by_pypaimon_or_java() -> None:
+    assert set(SYSTEM_TABLES) == set(PYPAIMON_MODULES) | {"statistics"}
+    assert list(system_table_columns("statistics")) == JAVA_STATISTIC_TABLE
+
+
+@pytest.mark.parametrize("name", sorted(PYPAIMON_MODULES))
 def test_columns_match_pypaimon_declarations(name: str) -> None:
     module = importlib.import_module(f"pypaimon.table.system.{PYPAIMON_MODULES[name]}")
     theirs = [_pypaimon_type(f) for f in module.TABLE_TYPE.fields]

@@ -49,7 +49,7 @@ def test_inline_primary_key_and_ctas() -> None:
     ("sql", "message"),
     [
         ("CREATE OR REPLACE TABLE t (a INT)", "OR REPLACE"),
-        ("CREATE TABLE t (a INT) LOCATION '/x'", "LOCATION"),
+        ("CREATE TABLE t LIKE s (a INT)", "LIKE"),
         ("CREATE TABLE t (a INT DEFAULT 1)", "DEFAULT"),
         ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING)", "PARTITIONED BY"),
         ("CREATE TABLE t (a INT) AS SELECT 1 AS a", "AS SELECT"),
@@ -58,6 +58,14 @@ def test_inline_primary_key_and_ctas() -> None:
 def test_unsupported_create_clauses(sql: str, message: str) -> None:
     with pytest.raises(SqlError, match=message):
         table_spec(_create(sql))
+
+
+def test_like_and_location_are_kept_for_the_session() -> None:
+    like = table_spec(_create("CREATE TABLE t LIKE db.s TBLPROPERTIES ('bucket' = '2')"))
+    assert like.like is not None and like.like.sql() == "db.s"
+    assert (like.columns_ddl, like.options) == (None, {"bucket": "2"})
+    located = table_spec(_create("CREATE TABLE t (a INT) LOCATION '/x'"))
+    assert located.location == "/x" and located.like is None
 
 
 def test_insert_spec_keeps_ctes_partition_and_columns() -> None:

@@ -68,10 +68,22 @@ ANSWERED = [
     "DESC TABLE paimon.db.t",
     "DESCRIBE db.t$snapshots",
     "DESCRIBE db.t$tags",
+    "DESCRIBE EXTENDED db.t",
+    "DESC TABLE FORMATTED paimon.db.t",
+    "SHOW CREATE TABLE db.t",
+    "SHOW COLUMNS IN db.t",
+    "SHOW COLUMNS FROM t IN db",
+    "SHOW PARTITIONS db.t",
+    "SHOW PARTITIONS paimon.db.t PARTITION (dt = '2024-01-02')",
+    "SHOW TABLE EXTENDED IN db LIKE 't*'",
+    "SHOW TBLPROPERTIES db.t",
+    "SHOW TBLPROPERTIES db.t ('nope')",
     "CALL sys.expire_tags(table => 'db.t', older_than => '2000-01-01 00:00:00')",
     # errors: one line on stderr, exit 1, both ways
     "SELECT * FROM db.nope$snapshots",
     "DESCRIBE db.nope$tags",
+    "SHOW PARTITIONS db.t PARTITION (nope = 'x')",
+    "DESCRIBE db.t PARTITION (dt = '2024-01-02')",
     "USE nope",
     "SHOW TAGS db.nope",
     "CALL sys.nope()",
@@ -174,7 +186,7 @@ def test_answered_statements_print_what_spark_prints(
         assert got[:3] == expected, statement
         assert expected[0] == EXIT_OK or expected[2].startswith("Error: "), statement
         failures += expected[0] == EXIT_FAILED
-    assert failures == 10
+    assert failures == 12
 
 
 def test_other_statements_go_to_spark_and_print_the_same(
