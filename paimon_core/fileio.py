@@ -130,6 +130,18 @@ class FileIO(ABC):
     def delete_dir(self, path: str) -> None:
         """Delete a directory with everything below it (missing is fine)."""
 
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file or directory to ``dst``, which must not exist (Java's ``FileIO.rename``:
+        a table directory moves with ``ALTER TABLE ... RENAME TO``). On object stores this
+        is pyarrow's move (a copy and delete, not atomic).
+
+        Raises:
+            FileExistsError: ``dst`` exists.
+        """
+        if self.exists(dst):
+            raise FileExistsError(dst)
+        self.arrow_fs().move(self.to_fs_path(src), self.to_fs_path(dst))
+
     @abstractmethod
     def list_status(self, directory: str) -> list[FileStatus]:
         """Direct children of ``directory``; [] when it does not exist."""
@@ -343,6 +355,13 @@ class LocalFileIO(FileIO):
                 raise
             os.rmdir(local)
             return True
+
+    def rename(self, src: str, dst: str) -> None:
+        target = _local(dst)
+        if os.path.lexists(target):
+            raise FileExistsError(dst)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        os.rename(_local(src), target)
 
     def delete_dir(self, path: str) -> None:
         try:

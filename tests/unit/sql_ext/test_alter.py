@@ -1,0 +1,313 @@
+"""ALTER TABLE / ALTER DATABASE through PaimonSession: one `schema-N` per statement, data read
+back under the new schema, time travel in the old one, refusals that change nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import PaimonError
+from paimon_core.schema import TableSchema
+from sql_ext.alter import is_alter, parse_actions, parse_head
+from sql_ext.errors import SqlError
+from sql_ext.parse import SqlParseError
+from sql_ext.session import PaimonSession
+from tests.unit.procedures.helpers import fingerprint
+
+
+@pytest.fixture
+def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
+    session = PaimonSession(spark, warehouse=warehouse)
+    session.sql("CREATE DATABASE db").collect()
+    yield session
+    session.stop()
+
+
+def rows(session: PaimonSession, query: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in session.sql(query).collect()]
+
+
+def schema(session: PaimonSession, name: str = "db.t") -> TableSchema:
+    latest = session.catalog.get_table(name).schema_manager.latest()
+    assert latest is not None
+    return latest
+
+
+def columns(session: PaimonSession, name: str = "db.t") -> list[tuple[str, str]]:
+    return [(f.name, str(f.type)) for f in schema(session, name).fields]
+
+
+@pytest.fixture
+def table(session: PaimonSession) -> PaimonSession:
+    """db.t (id INT, name STRING, dt STRING) partitioned by dt, two snapshots, schema 0."""
+    session.sql("CREATE TABLE db.t (id INT, name STRING, dt STRING) PARTITIONED BY (dt)").collect()
+    session.sql("INSERT INTO db.t VALUES (1, 'a', 'x'), (2, 'b', 'y')").collect()
+    session.sql("INSERT INTO db.t VALUES (3, 'c', 'y')").collect()
+    return session
+
+
+def test_alter_is_recognised_by_its_first_words() -> None:
+    assert is_alter("alter table t add column c int")
+    assert is_alter("ALTER DATABASE d SET DBPROPERTIES ('a' = 'b')")
+    assert not is_alter("ALTER VIEW v AS SELECT 1")
+    assert not is_alter("SELECT 'ALTER TABLE'")
+
+
+def test_set_and_unset_properties_and_comment(table: PaimonSession) -> None:
+    table.sql(
+        "ALTER TABLE db.t SET TBLPROPERTIES ('snapshot.num-retained.max' = '17', 'comment' = 'hi')"
+    )
+    s = schema(table)
+    assert s.schema_id == 1
+    assert s.options["snapshot.num-retained.max"] == "17"
+    assert s.comment == "hi"
+    table.sql("ALTER TABLE db.t UNSET TBLPROPERTIES ('snapshot.num-retained.max', 'comment')")
+    s = schema(table)
+    assert s.schema_id == 2
+    assert "snapshot.num-retained.max" not in s.options and s.comment is None
+    assert rows(table, "SELECT count(*) FROM db.t") == [(3,)]
+
+
+def test_add_columns_first_after_and_comment(table: PaimonSession) -> None:
+    table.sql(
+        "ALTER TABLE db.t ADD COLUMNS (c0 BIGINT COMMENT 'first one' FIRST, c1 DOUBLE AFTER id)"
+    )
+    s = schema(table)
+    assert s.schema_id == 1
+    assert [f.name for f in s.fields] == ["c0", "id", "c1", "name", "dt"]
+    assert s.field("c0").description == "first one"
+    assert str(s.field("c1").type) == "DOUBLE"
+    table.sql("INSERT INTO db.t VALUES (9, 4, 4.5, 'd', 'x')")
+    assert rows(table, "SELECT c0, id, c1, name FROM db.t ORDER BY id") == [
+        (None, 1, None, "a"),
+        (None, 2, None, "b"),
+        (None, 3, None, "c"),
+        (9, 4, 4.5, "d"),
+    ]
+    assert rows(table, "SELECT * FROM db.t VERSION AS OF 2 ORDER BY id") == [
+        (1, "a", "x"),
+        (2, "b", "y"),
+        (3, "c", "y"),
+    ]
+
+
+def test_nested_fields_add_rename_drop_and_type(session: PaimonSession) -> None:
+    session.sql("CREATE TABLE db.n (id INT, s STRUCT<x: INT, y: STRING>)")
+    session.sql("INSERT INTO db.n VALUES (1, named_struct('x', 1, 'y', 'one'))")
+    session.sql("ALTER TABLE db.n ADD COLUMN s.z STRING COMMENT 'zed'")
+    assert columns(session, "db.n")[1] == ("s", "ROW<`x` INT, `y` STRING, `z` STRING 'zed'>")
+    session.sql("ALTER TABLE db.n RENAME COLUMN s.y TO why")
+    session.sql("ALTER TABLE db.n ALTER COLUMN s.x TYPE BIGINT")
+    session.sql("ALTER TABLE db.n DROP COLUMN s.z")
+    assert schema(session, "db.n").schema_id == 4
+    assert columns(session, "db.n")[1] == ("s", "ROW<`x` BIGINT, `why` STRING>")
+    row = session.sql("SELECT s.x, s.why FROM db.n").collect()[0]
+    assert tuple(row) == (1, "one")
+
+
+def test_rename_drop_columns_and_time_travel(table: PaimonSession) -> None:
+    table.sql("ALTER TABLE db.t RENAME COLUMN name TO label")
+    table.sql("ALTER TABLE db.t ADD COLUMN extra INT")
+    table.sql("ALTER TABLE db.t DROP COLUMNS (extra, label)")
+    assert schema(table).schema_id == 3
+    assert columns(table) == [("id", "INT"), ("dt", "STRING")]
+    assert rows(table, "SELECT * FROM db.t ORDER BY id") == [(1, "x"), (2, "y"), (3, "y")]
+    travelled = table.sql("SELECT * FROM db.t VERSION AS OF 1")
+    assert travelled.columns == ["id", "name", "dt"]
+    table.sql("ALTER TABLE db.t DROP COLUMN IF EXISTS (missing)")
+    assert schema(table).schema_id == 4
+
+
+def test_alter_column_type_comment_position_nullability(table: PaimonSession) -> None:
+    table.sql("ALTER TABLE db.t ALTER COLUMN id TYPE BIGINT")
+    table.sql("ALTER TABLE db.t ALTER COLUMN id COMMENT 'the id'")
+    table.sql("ALTER TABLE db.t ALTER COLUMN name FIRST")
+    table.sql("ALTER TABLE db.t ALTER COLUMN id AFTER dt")
+    s = schema(table)
+    assert s.schema_id == 4
+    assert [(f.name, str(f.type), f.description) for f in s.fields] == [
+        ("name", "STRING", None),
+        ("dt", "STRING", None),
+        ("id", "BIGINT", "the id"),
+    ]
+    assert rows(table, "SELECT * FROM db.t ORDER BY id") == [
+        ("a", "x", 1),
+        ("b", "y", 2),
+        ("c", "y", 3),
+    ]
+    assert table.sql("SELECT * FROM db.t VERSION AS OF 1").columns == ["id", "name", "dt"]
+    table.sql("CREATE TABLE db.nn (k INT NOT NULL, v INT)")
+    table.sql("ALTER TABLE db.nn ALTER COLUMN k SET NOT NULL")
+    assert schema(table, "db.nn").field("k").type.nullable is False
+    table.sql("ALTER TABLE db.nn ALTER COLUMN k DROP NOT NULL")
+    assert schema(table, "db.nn").schema_id == 2
+    assert schema(table, "db.nn").field("k").type.nullable is True
+    table.sql("ALTER TABLE db.t CHANGE COLUMN id id DECIMAL(20, 0) COMMENT 'wide'")
+    assert (str(schema(table).field("id").type), schema(table).field("id").description) == (
+        "DECIMAL(20, 0)",
+        "wide",
+    )
+
+
+def test_rename_table_moves_the_directory(table: PaimonSession, warehouse: str) -> None:
+    table.sql("ALTER TABLE db.t RENAME TO t2")
+    assert not os.path.exists(f"{warehouse}/db.db/t")
+    assert os.path.isdir(f"{warehouse}/db.db/t2/schema")
+    assert rows(table, "SELECT count(*) FROM db.t2") == [(3,)]
+    table.sql("CREATE DATABASE other")
+    table.sql("ALTER TABLE paimon.db.t2 RENAME TO other.t3")
+    assert rows(table, "SELECT count(*) FROM other.t3") == [(3,)]
+    assert table.catalog.list_tables("db") == []
+
+
+def test_drop_partitions_is_one_overwrite_snapshot(table: PaimonSession) -> None:
+    table.sql("INSERT INTO db.t VALUES (4, 'd', 'z')")
+    table.sql("ALTER TABLE db.t DROP PARTITION (dt = 'y'), PARTITION (dt = 'z')")
+    t = table.catalog.get_table("db.t")
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.snapshot_id == 4
+    assert latest.commit_kind.name == "OVERWRITE"
+    assert rows(table, "SELECT * FROM db.t") == [(1, "a", "x")]
+    assert len(rows(table, "SELECT * FROM db.t VERSION AS OF 3")) == 4
+    table.sql("ALTER TABLE db.t DROP IF EXISTS PARTITION (dt = 'gone')")
+    assert t.latest_snapshot() == latest
+
+
+def test_alter_on_spark_tables_goes_to_spark(session: PaimonSession, spark: Any) -> None:
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW tv AS SELECT 1 AS a")
+    spark.sql("CREATE TABLE IF NOT EXISTS spark_catalog.default.alter_plain (a INT) USING parquet")
+    try:
+        session.sql("ALTER TABLE spark_catalog.default.alter_plain ADD COLUMNS (b STRING)")
+        assert spark.table("spark_catalog.default.alter_plain").columns == ["a", "b"]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS spark_catalog.default.alter_plain")
+
+
+def test_alter_database_is_refused_as_paimon_filesystem_catalog_does(
+    session: PaimonSession, warehouse: str
+) -> None:
+    before = fingerprint(warehouse)
+    with pytest.raises(SqlError, match="ALTER DATABASE db: alter database is not supported"):
+        session.sql("ALTER DATABASE db SET DBPROPERTIES ('k' = 'v')")
+    with pytest.raises(PaimonError, match="Database nope does not exist"):
+        session.sql("ALTER DATABASE nope SET DBPROPERTIES ('k' = 'v')")
+    assert fingerprint(warehouse) == before
+
+
+REFUSED = [
+    ("ALTER TABLE db.t DROP COLUMN dt", "Cannot drop partition key"),
+    ("ALTER TABLE db.t RENAME COLUMN dt TO d", "Cannot rename partition column"),
+    ("ALTER TABLE db.t ALTER COLUMN dt TYPE STRING", "Cannot update partition column"),
+    ("ALTER TABLE db.t ALTER COLUMN name TYPE INT", "STRING cannot be cast to INT"),
+    ("ALTER TABLE db.t ALTER COLUMN id TYPE SMALLINT", "INT cannot be cast to SMALLINT"),
+    ("ALTER TABLE db.t ALTER COLUMN id TYPE DATE", "cannot be cast to DATE"),
+    ("ALTER TABLE db.t ALTER COLUMN id TYPE INTERVAL DAY", "not supported by Paimon"),
+    ("ALTER TABLE db.t ALTER COLUMN id TYPE NOPE", "Invalid column type NOPE"),
+    ("ALTER TABLE db.t ALTER COLUMN name SET NOT NULL", "nullable column to non-nullable"),
+    ("ALTER TABLE db.t ADD COLUMN c INT NOT NULL", "cannot specify NOT NULL"),
+    ("ALTER TABLE db.t ADD COLUMN id INT", "already exists"),
+    ("ALTER TABLE db.t ADD COLUMN c INT AFTER missing", "missing"),
+    ("ALTER TABLE db.u DROP COLUMNS (a)", "Cannot drop all fields"),
+    ("ALTER TABLE db.t DROP COLUMN missing", "missing"),
+    ("ALTER TABLE db.t SET TBLPROPERTIES ('bucket' = '4')", "bucket"),
+    ("ALTER TABLE db.t SET TBLPROPERTIES ('primary-key' = 'id')", "primary key"),
+    ("ALTER TABLE db.t SET TBLPROPERTIES ('merge-engine' = 'first-row')", "merge-engine"),
+    ("ALTER TABLE db.t UNSET TBLPROPERTIES ('bucket')", "bucket"),
+    ("ALTER TABLE db.t RENAME TO db.u", "already exists"),
+    ("ALTER TABLE db.t RENAME TO nodb.t", "nodb"),
+    ("ALTER TABLE db.t RENAME TO spark_catalog.db.t", "same catalog"),
+    ("ALTER TABLE db.t DROP PARTITION (dt = 'nope')", "not found"),
+    ("ALTER TABLE db.t DROP PARTITION (id = 1)", "not a partition column"),
+    ("ALTER TABLE db.t REPLACE COLUMNS (a INT)", "REPLACE COLUMNS"),
+    ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT 1", "DEFAULT"),
+    ("ALTER TABLE db.t ADD COLUMN c INT DEFAULT 1", "DEFAULT"),
+    ("ALTER TABLE db.t CHANGE COLUMN id ident BIGINT", "RENAME COLUMN"),
+    ("ALTER TABLE db.t ADD COLUMNS (c INT", "expected ')'"),
+    ("ALTER TABLE db.t ALTER COLUMN id", "expected TYPE"),
+    ("ALTER TABLE db.t RENAME COLUMN id", "expected TO"),
+    ("ALTER TABLE db.missing ADD COLUMN c INT", "missing"),
+]
+
+
+@pytest.mark.parametrize(("statement", "named"), REFUSED, ids=[s for s, _ in REFUSED])
+def test_refused_alter_is_one_line_and_changes_nothing(
+    table: PaimonSession, warehouse: str, statement: str, named: str
+) -> None:
+    table.sql("CREATE TABLE db.u (a INT)")
+    before = fingerprint(warehouse)
+    with pytest.raises((PaimonError, SqlParseError)) as err:
+        table.sql(statement)
+    message = str(err.value)
+    assert "\n" not in message and named.lower() in message.lower()
+    assert fingerprint(warehouse) == before
+
+
+def test_bucket_of_a_fixed_bucket_table_may_change_but_not_of_a_dynamic_one(
+    session: PaimonSession, warehouse: str
+) -> None:
+    session.sql(
+        "CREATE TABLE db.fixed (k INT, v INT) TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '2')"
+    )
+    session.sql("CREATE TABLE db.dyn (k INT, v INT) TBLPROPERTIES ('primary-key' = 'k')")
+    session.sql("INSERT INTO db.fixed VALUES (1, 1)")
+    session.sql("INSERT INTO db.dyn VALUES (1, 1)")
+    session.sql("ALTER TABLE db.fixed SET TBLPROPERTIES ('bucket' = '4')")
+    assert schema(session, "db.fixed").options["bucket"] == "4"
+    before = fingerprint(warehouse)
+    with pytest.raises(
+        SqlError, match=re.escape("ALTER TABLE paimon.db.dyn: Cannot change bucket when it is -1")
+    ):
+        session.sql("ALTER TABLE db.dyn SET TBLPROPERTIES ('bucket' = '4')")
+    with pytest.raises(SqlError, match="Cannot update primary key"):
+        session.sql("ALTER TABLE db.fixed ALTER COLUMN k TYPE BIGINT")
+    with pytest.raises(SqlError, match="Cannot drop partition key or primary key"):
+        session.sql("ALTER TABLE db.fixed DROP COLUMN k")
+    assert fingerprint(warehouse) == before
+
+
+def test_parse_actions_reads_unquoted_and_quoted_names() -> None:
+    head = parse_head(
+        "ALTER TABLE `db`.`my t` ADD COLUMNS (`first` INT FIRST, s.`x y` MAP<STRING, INT>)"
+    )
+    assert head.name == ("db", "my t")
+    statement = parse_actions(head)
+    assert [(c.path, c.type_text, c.first) for c in statement.add] == [
+        (("first",), "INT", True),
+        (("s", "x y"), "MAP<STRING, INT>", False),
+    ]
+    with pytest.raises(SqlParseError, match="unexpected text"):
+        parse_actions(parse_head("ALTER TABLE t RENAME TO u v"))
+
+
+def test_properties_of_every_literal_kind(table: PaimonSession) -> None:
+    table.sql(
+        "ALTER TABLE db.t SET TBLPROPERTIES ('snapshot.num-retained.min' = 2, "
+        "'write-only' = true, x.y 'z')"
+    )
+    options = schema(table).options
+    assert (options["snapshot.num-retained.min"], options["write-only"], options["x.y"]) == (
+        "2",
+        "true",
+        "z",
+    )
+
+
+def test_schema_file_is_written_as_paimon_writes_it(table: PaimonSession, warehouse: str) -> None:
+    table.sql("ALTER TABLE db.t ADD COLUMN c INT COMMENT 'n'")
+    with open(f"{warehouse}/db.db/t/schema/schema-1") as fh:
+        written = json.load(fh)
+    assert written["id"] == 1
+    assert written["highestFieldId"] == 3
+    assert written["fields"][-1] == {"id": 3, "name": "c", "type": "INT", "description": "n"}
+    assert written["partitionKeys"] == ["dt"]
+
+
+def test_catalog_lists_the_renamed_table(table: PaimonSession, warehouse: str) -> None:
+    table.sql("ALTER TABLE db.t RENAME TO moved")
+    assert FileSystemCatalog(warehouse).list_tables("db") == ["moved"]
