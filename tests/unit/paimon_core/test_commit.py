@@ -462,3 +462,20 @@ def test_missing_file_among_many_on_an_object_store_publishes_nothing(warehouse:
         table.new_commit().commit(messages)
     assert table.snapshot_manager.latest_snapshot_id() is None
     assert not os.listdir(f"{table.path}/manifest")
+
+
+def test_truncate_partitions_is_one_overwrite_of_every_matching_partition(
+    warehouse: str,
+) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    for dt in ("a", "b", "c"):
+        table.write_arrow(_batch([ord(dt)], dt))
+    snapshot = table.new_commit().truncate_partitions([{"dt": "a"}, {"dt": "c"}])
+    assert snapshot == 4
+    latest = table.latest_snapshot()
+    assert latest is not None and latest.commit_kind == CommitKind.OVERWRITE
+    assert _keys(table) == [ord("b")]
+    with pytest.raises(InvalidArgument, match="empty"):
+        table.new_commit().truncate_partitions([])
+    with pytest.raises(InvalidArgument, match="non-partition"):
+        table.new_commit().truncate_partitions([{"k": 1}])
