@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -311,3 +314,80 @@ def test_schema_file_is_written_as_paimon_writes_it(table: PaimonSession, wareho
 def test_catalog_lists_the_renamed_table(table: PaimonSession, warehouse: str) -> None:
     table.sql("ALTER TABLE db.t RENAME TO moved")
     assert FileSystemCatalog(warehouse).list_tables("db") == ["moved"]
+
+
+def test_java_and_pypaimon_read_a_table_evolved_through_sql(
+    table: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    from tests.interop.helpers import pypaimon_read
+    from tests.interop.helpers import rows as arrow_rows
+
+    table.sql("ALTER TABLE db.t ALTER COLUMN id TYPE BIGINT")
+    table.sql("ALTER TABLE db.t ADD COLUMN score DOUBLE FIRST")
+    table.sql("ALTER TABLE db.t RENAME COLUMN name TO label")
+    table.sql("ALTER TABLE db.t ADD COLUMN gone STRING")
+    table.sql("ALTER TABLE db.t DROP COLUMN gone")
+    table.sql("INSERT INTO db.t VALUES (0.5, 4, 'd', 'x')")
+    expected = [
+        (None, 1, "a", "x"),
+        (None, 2, "b", "y"),
+        (None, 3, "c", "y"),
+        (0.5, 4, "d", "x"),
+    ]
+    assert sorted(rows(table, "SELECT * FROM db.t"), key=lambda r: r[1]) == expected
+    java = oracle("read", warehouse, "db.t")
+    assert (
+        sorted(((r["score"], r["id"], r["label"], r["dt"]) for r in java), key=lambda r: r[1])
+        == expected
+    )
+    assert list(java[0]) == ["score", "id", "label", "dt"]
+    data = pypaimon_read(warehouse, "db.t")
+    assert data.schema.names == ["score", "id", "label", "dt"]
+    assert sorted(arrow_rows(data), key=lambda r: r[1]) == expected
+
+
+def test_alter_through_the_shell(table: PaimonSession, warehouse: str) -> None:
+    from tests.unit.sql_ext.test_shell import run
+
+    script = (
+        "ALTER TABLE db.t ADD COLUMN c INT COMMENT 'new' FIRST; "
+        "ALTER TABLE db.t UNSET TBLPROPERTIES ('nothing-set'); "
+        "ALTER TABLE db.t ALTER COLUMN c AFTER id; "
+        "SELECT * FROM db.t WHERE id = 1"
+    )
+    code, out, err = run("--output", "tsv", "-e", script, session=table)
+    assert (code, out, err) == (0, "id\tc\tname\tdt\n1\tNULL\ta\tx\n", "")
+    assert schema(table).schema_id == 3
+    before = fingerprint(warehouse)
+    code, out, err = run("-e", "ALTER TABLE db.t DROP COLUMN dt", session=table)
+    assert (code, out) == (1, "")
+    assert err == (
+        "Error: ALTER TABLE paimon.db.t: Cannot drop partition key or primary key: [dt]\n"
+    )
+    assert fingerprint(warehouse) == before
+
+
+def test_paimon_sql_command_alters_a_table(table: PaimonSession, warehouse: str) -> None:
+    """The installed command in its own process (own JVM), as a user runs it."""
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root), "SPARK_CONF_DIR": str(root / "spark-conf")}
+    script = (
+        "ALTER TABLE db.t RENAME COLUMN name TO label; "
+        "ALTER TABLE db.t ALTER COLUMN id TYPE BIGINT; "
+        "ALTER TABLE db.t DROP PARTITION (dt = 'y'); "
+        "SELECT * FROM db.t"
+    )
+    command = [str(Path(sys.executable).with_name("paimon-sql")), "--warehouse", warehouse]
+    done = subprocess.run(
+        [*command, "--output", "json", "-e", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {"id": 1, "label": "a", "dt": "x"}
+    ]
+    assert [f.name for f in schema(table).fields] == ["id", "label", "dt"]
+    assert str(schema(table).field("id").type) == "BIGINT"
