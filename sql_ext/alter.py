@@ -16,9 +16,9 @@ Column types are parsed by Spark (``StructType.fromDDL``) and mapped by ``spark_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pyspark.errors import PySparkException
 from pyspark.sql import types as st
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 _DATABASE_KINDS = ("DATABASE", "SCHEMA", "NAMESPACE")
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 _COLUMN_ENDS = ("COMMENT", "FIRST", "AFTER", "NOT", "DEFAULT")
+T = TypeVar("T")
+_CASE_SENSITIVE = "spark.sql.caseSensitive"
 PRIMARY_KEY_OPTION = "primary-key"
 COMMENT_PROPERTY = "comment"
 
@@ -283,7 +285,7 @@ def parse_actions(head: AlterHead) -> AlterTable:
     return statement
 
 
-def _list(cur: _Cursor, item):  # type: ignore[no-untyped-def]
+def _list(cur: _Cursor, item: Callable[[_Cursor], T]) -> list[T]:
     """Items separated by commas, in parentheses or not (Spark accepts both)."""
     parenthesised = cur.accept_type(TokenType.L_PAREN)
     items = [item(cur)]
@@ -311,15 +313,24 @@ def _property_list(cur: _Cursor, *, values: bool) -> dict[str, str]:
 
 
 def _new_column(cur: _Cursor) -> NewColumn:
+    """``name type`` then NOT NULL, COMMENT and FIRST / AFTER in any order, as Spark reads
+    them (``colDefinitionDescriptorWithPosition``)."""
     path = cur.dotted("a column name")
     type_text = cur.span(_COLUMN_ENDS)
-    not_null = cur.accept("NOT", "NULL")
-    comment = cur.string("a comment") if cur.accept("COMMENT") else None
-    if cur.peek("DEFAULT"):
-        raise SqlError(f"ADD COLUMN {'.'.join(path)} DEFAULT is not supported on Paimon tables")
-    first = cur.accept("FIRST")
-    after = cur.identifier("a column name") if not first and cur.accept("AFTER") else None
-    return NewColumn(path, type_text, not_null, comment, first, after)
+    not_null, comment, first, after = False, None, False, None
+    while True:
+        if cur.accept("NOT", "NULL"):
+            not_null = True
+        elif cur.accept("COMMENT"):
+            comment = cur.string("a comment")
+        elif cur.accept("FIRST"):
+            first = True
+        elif cur.accept("AFTER"):
+            after = cur.identifier("a column name")
+        elif cur.peek("DEFAULT"):
+            raise SqlError(f"ADD COLUMN {'.'.join(path)} DEFAULT is not supported on Paimon tables")
+        else:
+            return NewColumn(path, type_text, not_null, comment, first, after)
 
 
 def _column_change(cur: _Cursor) -> ColumnChange:
@@ -409,7 +420,9 @@ def alter_table(
         elif statement.partitions:
             _drop_partitions(spark, table, statement, shown)
         else:
-            table.schema_manager.commit_changes(_schema_changes(table, statement, shown))
+            sensitive = str(spark.conf.get(_CASE_SENSITIVE, "false")).lower() == "true"
+            names = _Names(table.schema.fields, sensitive)
+            table.schema_manager.commit_changes(_schema_changes(names, statement, shown))
     except SqlError:
         raise
     except (PaimonError, ValueError) as e:
@@ -430,9 +443,39 @@ def _rename_table(
     catalog.rename_table(identifier, target)
 
 
-def _schema_changes(
-    table: FileStoreTable, statement: AlterTable, shown: str
-) -> list[sc.SchemaChange]:
+class _Names:
+    """Column paths as stored: Spark resolves the names an ALTER mentions against the table
+    (case-insensitively unless ``spark.sql.caseSensitive``) and hands Paimon the stored ones.
+    A name that matches nothing stays as written, for the core to report."""
+
+    def __init__(self, fields: Sequence[DataField], case_sensitive: bool) -> None:
+        self.fields = fields
+        self.case_sensitive = case_sensitive
+
+    def resolve(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        out: list[str] = []
+        current = list(self.fields)
+        for part in path:
+            found = next((f for f in current if f.name == part), None)
+            if found is None and not self.case_sensitive:
+                matches = [f for f in current if f.name.lower() == part.lower()]
+                found = matches[0] if len(matches) == 1 else None
+            if found is None:
+                return (*out, *path[len(out) :])
+            out.append(found.name)
+            current = list(found.type.fields or ()) if found.type.root == "ROW" else []
+        return tuple(out)
+
+    def sibling(self, path: tuple[str, ...], name: str | None) -> str | None:
+        """``AFTER name``: a field next to ``path``'s last part."""
+        return None if name is None else self.resolve((*path[:-1], name))[-1]
+
+    def new(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        """A field to add: its parent resolved, its own name as written."""
+        return (*self.resolve(path[:-1]), path[-1])
+
+
+def _schema_changes(names: _Names, statement: AlterTable, shown: str) -> list[sc.SchemaChange]:
     changes: list[sc.SchemaChange] = []
     for key, value in statement.properties.items():
         _check_property(key, shown)
@@ -444,29 +487,26 @@ def _schema_changes(
         changes.append(sc.UpdateComment(None) if key == COMMENT_PROPERTY else sc.RemoveOption(key))
     for column in statement.add:
         column_type = parse_type(column.type_text).copy(not column.not_null)
-        changes.append(
-            sc.AddColumn(
-                _name(column.path), column_type, column.comment, column.first, column.after
-            )
-        )
+        after = names.sibling(column.path, column.after)
+        path = names.new(column.path)
+        changes.append(sc.AddColumn(_name(path), column_type, column.comment, column.first, after))
     if statement.rename_column is not None:
         path, new_name = statement.rename_column
-        changes.append(sc.RenameColumn(_name(path), new_name))
-    fields = table.schema.fields
+        changes.append(sc.RenameColumn(_name(names.resolve(path)), new_name))
     for path in statement.drop:
-        if statement.drop_if_exists and not _exists(fields, path):
+        resolved = names.resolve(path)
+        if statement.drop_if_exists and not _exists(names.fields, resolved):
             continue
-        changes.append(sc.DropColumn(_name(path)))
+        changes.append(sc.DropColumn(_name(resolved)))
     for change in statement.alter:
-        changes.extend(_column_changes(fields, change, shown))
+        changes.extend(_column_changes(names, change, shown))
     return changes
 
 
-def _column_changes(
-    fields: Sequence[DataField], change: ColumnChange, shown: str
-) -> list[sc.SchemaChange]:
-    name = _name(change.path)
-    current = _field_type(fields, change.path)
+def _column_changes(names: _Names, change: ColumnChange, shown: str) -> list[sc.SchemaChange]:
+    path = names.resolve(change.path)
+    name = _name(path)
+    current = _field_type(names.fields, path)
     out: list[sc.SchemaChange] = []
     if change.type_text is not None:
         new_type = parse_type(change.type_text)
@@ -485,7 +525,8 @@ def _column_changes(
     if change.first or change.after is not None:
         if len(change.path) > 1:
             raise SqlError(f"Moving nested field {'.'.join(change.path)} is not supported")
-        out.append(sc.UpdateColumnPosition(change.path[0], first=change.first, after=change.after))
+        after = names.sibling(path, change.after)
+        out.append(sc.UpdateColumnPosition(path[0], first=change.first, after=after))
     return out
 
 

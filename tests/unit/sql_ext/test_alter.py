@@ -391,3 +391,20 @@ def test_paimon_sql_command_alters_a_table(table: PaimonSession, warehouse: str)
     ]
     assert [f.name for f in schema(table).fields] == ["id", "label", "dt"]
     assert str(schema(table).field("id").type) == "BIGINT"
+
+
+def test_columns_are_named_as_spark_resolves_them(table: PaimonSession, spark: Any) -> None:
+    """Case-insensitive by default (the stored name is kept), exact with caseSensitive."""
+    table.sql("ALTER TABLE db.t RENAME COLUMN NAME TO Label")
+    table.sql("ALTER TABLE db.t ADD COLUMN c INT COMMENT 'x' AFTER ID")
+    table.sql("ALTER TABLE db.t ALTER COLUMN C TYPE BIGINT")
+    assert columns(table) == [("id", "INT"), ("c", "BIGINT"), ("Label", "STRING"), ("dt", "STRING")]
+    assert schema(table).field("c").description == "x"
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        with pytest.raises(SqlError, match="'label' does not exist"):
+            table.sql("ALTER TABLE db.t DROP COLUMN label")
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+    table.sql("ALTER TABLE db.t DROP COLUMN label")
+    assert [name for name, _ in columns(table)] == ["id", "c", "dt"]
