@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pyspark.errors import PySparkException
 from pyspark.sql import types as st
 from sqlglot import exp
+from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
 from paimon_core import schema as sc
@@ -223,9 +224,15 @@ class _Cursor:
 
 
 def is_alter(text: str) -> bool:
-    """Whether ``text`` is ALTER TABLE or ALTER DATABASE|SCHEMA|NAMESPACE (tag DDL aside)."""
-    head = [w.upper() for w in text.split(None, 2)[:2]]
-    return len(head) == 2 and head[0] == "ALTER" and head[1] in ("TABLE", *_DATABASE_KINDS)
+    """Whether ``text`` is ALTER TABLE or ALTER DATABASE|SCHEMA|NAMESPACE (tag DDL aside),
+    decided on its first tokens (comments before it are fine)."""
+    if "alter" not in text.lower():
+        return False
+    try:
+        cur = _Cursor(text)
+    except TokenError:
+        return False
+    return any(cur.peek("ALTER", kind) for kind in ("TABLE", *_DATABASE_KINDS))
 
 
 def parse_head(text: str) -> AlterHead:

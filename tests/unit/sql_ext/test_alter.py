@@ -408,3 +408,8 @@ def test_columns_are_named_as_spark_resolves_them(table: PaimonSession, spark: A
         spark.conf.unset("spark.sql.caseSensitive")
     table.sql("ALTER TABLE db.t DROP COLUMN label")
     assert [name for name, _ in columns(table)] == ["id", "c", "dt"]
+
+
+def test_a_comment_before_alter_is_fine(table: PaimonSession) -> None:
+    table.sql("/* evolve */ -- note\nALTER TABLE db.t ADD COLUMN c INT")
+    assert [name for name, _ in columns(table)][-1] == "c"
