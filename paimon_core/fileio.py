@@ -132,15 +132,24 @@ class FileIO(ABC):
 
     def rename(self, src: str, dst: str) -> None:
         """Move a file or directory to ``dst``, which must not exist (Java's ``FileIO.rename``:
-        a table directory moves with ``ALTER TABLE ... RENAME TO``). On object stores this
-        is pyarrow's move (a copy and delete, not atomic).
+        a table directory moves with ``ALTER TABLE ... RENAME TO``). Object stores have no
+        directories to move: each file is copied, then the source deleted (not atomic, as
+        Hadoop's S3A rename).
 
         Raises:
             FileExistsError: ``dst`` exists.
         """
         if self.exists(dst):
             raise FileExistsError(dst)
-        self.arrow_fs().move(self.to_fs_path(src), self.to_fs_path(dst))
+        fs = self.arrow_fs()
+        source, target = self.to_fs_path(src).rstrip("/"), self.to_fs_path(dst).rstrip("/")
+        if fs.get_file_info(source).type != pafs.FileType.Directory:
+            fs.move(source, target)
+            return
+        for child in fs.get_file_info(pafs.FileSelector(source, recursive=True)):
+            if child.type == pafs.FileType.File:
+                fs.copy_file(child.path, target + child.path[len(source) :])
+        fs.delete_dir(source)
 
     @abstractmethod
     def list_status(self, directory: str) -> list[FileStatus]:
