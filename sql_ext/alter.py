@@ -46,6 +46,13 @@ _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 _COLUMN_ENDS = ("COMMENT", "FIRST", "AFTER", "NOT", "DEFAULT")
 T = TypeVar("T")
 _CASE_SENSITIVE = "spark.sql.caseSensitive"
+_RESERVED_PROPERTIES = {
+    "provider": "please use the USING clause to specify it",
+    "location": "please use the LOCATION clause to specify it",
+    "owner": "it will be set to the current user",
+    "external": "please use CREATE EXTERNAL TABLE",
+    "is_managed_location": "it cannot be set",
+}
 PRIMARY_KEY_OPTION = "primary-key"
 COMMENT_PROPERTY = "comment"
 
@@ -538,6 +545,11 @@ def _column_changes(names: _Names, change: ColumnChange, shown: str) -> list[sc.
 
 
 def _check_property(key: str, shown: str) -> None:
+    """Spark's parser refuses its reserved table properties (``cleanTableProperties``);
+    Paimon-Spark's ``validateAlterProperty`` refuses ``primary-key``."""
+    reserved = _RESERVED_PROPERTIES.get(key.lower())
+    if reserved is not None:
+        raise SqlError(f"ALTER TABLE {shown}: {key} is a reserved table property, {reserved}")
     if key == PRIMARY_KEY_OPTION:
         raise SqlError(f"ALTER TABLE {shown}: Alter primary key is not supported")
 

@@ -222,6 +222,8 @@ REFUSED = [
     ("ALTER TABLE db.t SET TBLPROPERTIES ('primary-key' = 'id')", "primary key"),
     ("ALTER TABLE db.t SET TBLPROPERTIES ('merge-engine' = 'first-row')", "merge-engine"),
     ("ALTER TABLE db.t UNSET TBLPROPERTIES ('bucket')", "bucket"),
+    ("ALTER TABLE db.t SET TBLPROPERTIES ('location' = '/tmp/x')", "reserved table property"),
+    ("ALTER TABLE db.t UNSET TBLPROPERTIES ('provider')", "reserved table property"),
     ("ALTER TABLE db.t RENAME TO db.u", "already exists"),
     ("ALTER TABLE db.t RENAME TO nodb.t", "nodb"),
     ("ALTER TABLE db.t RENAME TO spark_catalog.db.t", "same catalog"),
