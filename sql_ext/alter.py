@@ -31,6 +31,7 @@ from paimon_core.exceptions import DatabaseNotExist, PaimonError
 from paimon_core.types import DataField, DataType
 from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line
+from sql_ext.metadata.config import CATALOG_NAME
 from sql_ext.parse import SqlParseError
 from sql_ext.spark_types import from_spark_type
 from sql_ext.tables import static_partition
@@ -253,9 +254,9 @@ def parse_head(text: str) -> AlterHead:
     return AlterHead("TABLE" if kind == "TABLE" else "DATABASE", name, cur, text)
 
 
-def parse_actions(head: AlterHead) -> AlterTable:
-    """The actions of an ALTER TABLE (Spark's grammar); raise ``SqlParseError`` or, for a
-    Spark form Paimon tables do not support, ``SqlError``."""
+def parse_actions(head: AlterHead, shown: str | None = None) -> AlterTable:
+    """The actions of an ALTER TABLE (Spark's grammar) on the table ``shown``; raise
+    ``SqlParseError`` or, for a Spark form Paimon tables do not support, ``SqlError``."""
     cur = head.cursor
     if cur.accept("SET", "TBLPROPERTIES"):
         statement = AlterTable(head.name, properties=_property_list(cur, values=True))
@@ -289,10 +290,17 @@ def parse_actions(head: AlterHead) -> AlterTable:
             changes.append(_column_change(cur))
         statement = AlterTable(head.name, alter=tuple(changes))
     else:
-        rest = head.text[cur.tokens[cur.i].start :] if not cur.at_end() else ""
+        words = []
+        for token in cur.tokens[cur.i : cur.i + 3]:
+            if token.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+                break
+            if not token.text.isidentifier():
+                break
+            words.append(token.text.upper())
+        form = " ".join(words) or "this form"
         raise SqlError(
-            f"ALTER TABLE {'.'.join(head.name)} {' '.join(rest.split()[:3])} "
-            "is not supported on Paimon tables"
+            f"ALTER TABLE ... {form} is not supported on Paimon table "
+            f"{shown or '.'.join(head.name)}"
         )
     if not cur.at_end():
         raise cur.error("unexpected text")
@@ -425,12 +433,12 @@ def alter_table(
     head: AlterHead,
 ) -> None:
     """Run one ALTER TABLE on the Paimon table ``database.name``; a failure changes nothing."""
-    statement = parse_actions(head)
-    shown = f"paimon.{database}.{name}"
+    shown = f"{CATALOG_NAME}.{database}.{name}"
+    statement = parse_actions(head, shown)
     try:
         table = catalog.get_table(f"{database}.{name}")
         if statement.rename_to is not None:
-            _rename_table(catalog, f"{database}.{name}", database, statement.rename_to)
+            _rename_table(catalog, f"{database}.{name}", database, statement.rename_to, shown)
         elif statement.partitions:
             _drop_partitions(spark, table, statement, shown)
         else:
@@ -444,13 +452,20 @@ def alter_table(
 
 
 def _rename_table(
-    catalog: FileSystemCatalog, identifier: str, database: str, new: tuple[str, ...]
+    catalog: FileSystemCatalog,
+    identifier: str,
+    database: str,
+    new: tuple[str, ...],
+    shown: str,
 ) -> None:
+    """Paimon-Spark's ``renameTable``: a catalog in the new name must be this one."""
+    if len(new) > 3:
+        raise SqlError(f"ALTER TABLE {shown} RENAME TO: invalid table name {'.'.join(new)}")
     if len(new) == 3:
-        if new[0].lower() != "paimon":
+        if new[0].lower() != CATALOG_NAME:
             raise SqlError(
-                f"Only supports operations within the same catalog, target catalog name: "
-                f"{new[0]}, current catalog name: paimon"
+                f"ALTER TABLE {shown} RENAME TO: Only supports operations within the same "
+                f"catalog, target catalog name: {new[0]}, current catalog name: {CATALOG_NAME}"
             )
         new = new[1:]
     target = f"{new[0]}.{new[1]}" if len(new) == 2 else f"{database}.{new[0]}"
