@@ -35,7 +35,8 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from procedures import call_procedure
 from procedures.base import CallContext
-from sql_ext.alter import alter_database, alter_table, is_alter, parse_head
+from sql_ext.alter import alter_database, alter_table
+from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options

@@ -17,7 +17,7 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError
 from paimon_core.schema import TableSchema
-from sql_ext.alter import is_alter, parse_actions, parse_head
+from sql_ext.alter_syntax import is_alter, parse_actions, parse_head
 from sql_ext.errors import SqlError
 from sql_ext.parse import SqlParseError
 from sql_ext.session import PaimonSession
