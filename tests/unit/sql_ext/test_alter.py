@@ -17,7 +17,6 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError
 from paimon_core.schema import TableSchema
-from sql_ext.alter_syntax import is_alter, parse_actions, parse_head
 from sql_ext.errors import SqlError
 from sql_ext.parse import SqlParseError
 from sql_ext.session import PaimonSession
@@ -53,13 +52,6 @@ def table(session: PaimonSession) -> PaimonSession:
     session.sql("INSERT INTO db.t VALUES (1, 'a', 'x'), (2, 'b', 'y')").collect()
     session.sql("INSERT INTO db.t VALUES (3, 'c', 'y')").collect()
     return session
-
-
-def test_alter_is_recognised_by_its_first_words() -> None:
-    assert is_alter("alter table t add column c int")
-    assert is_alter("ALTER DATABASE d SET DBPROPERTIES ('a' = 'b')")
-    assert not is_alter("ALTER VIEW v AS SELECT 1")
-    assert not is_alter("SELECT 'ALTER TABLE'")
 
 
 def test_set_and_unset_properties_and_comment(table: PaimonSession) -> None:
@@ -282,20 +274,6 @@ def test_bucket_of_a_fixed_bucket_table_may_change_but_not_of_a_dynamic_one(
     assert fingerprint(warehouse) == before
 
 
-def test_parse_actions_reads_unquoted_and_quoted_names() -> None:
-    head = parse_head(
-        "ALTER TABLE `db`.`my t` ADD COLUMNS (`first` INT FIRST, s.`x y` MAP<STRING, INT>)"
-    )
-    assert head.name == ("db", "my t")
-    statement = parse_actions(head)
-    assert [(c.path, c.type_text, c.first) for c in statement.add] == [
-        (("first",), "INT", True),
-        (("s", "x y"), "MAP<STRING, INT>", False),
-    ]
-    with pytest.raises(SqlParseError, match="unexpected text"):
-        parse_actions(parse_head("ALTER TABLE t RENAME TO u v"))
-
-
 def test_properties_of_every_literal_kind(table: PaimonSession) -> None:
     table.sql(
         "ALTER TABLE db.t SET TBLPROPERTIES ('snapshot.num-retained.min' = 2, "
@@ -421,3 +399,19 @@ def test_columns_are_named_as_spark_resolves_them(table: PaimonSession, spark: A
 def test_a_comment_before_alter_is_fine(table: PaimonSession) -> None:
     table.sql("/* evolve */ -- note\nALTER TABLE db.t ADD COLUMN c INT")
     assert [name for name, _ in columns(table)][-1] == "c"
+
+
+def test_java_reads_a_primary_key_table_after_drop_partition(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    session.sql(
+        "CREATE TABLE db.pk (k INT, v STRING, dt STRING, PRIMARY KEY (k, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO db.pk VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', 'z')")
+    session.sql("INSERT INTO db.pk VALUES (2, 'B', 'y'), (1, 'A', 'x')")
+    session.sql("ALTER TABLE db.pk DROP PARTITION (dt = 'y'), PARTITION (dt = 'z')")
+    expected = [(1, "A", "x")]
+    assert rows(session, "SELECT * FROM db.pk") == expected
+    java = oracle("read", warehouse, "db.pk")
+    assert [(r["k"], r["v"], r["dt"]) for r in java] == expected
