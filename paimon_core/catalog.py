@@ -164,6 +164,36 @@ class FileSystemCatalog:
             raise TableNotExist(f"Table {database}.{table} does not exist")
         return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
 
+    def rename_table(self, from_identifier: str, to_identifier: str) -> None:
+        """Move the table directory, as Java's ``AbstractCatalog.renameTable`` with the file
+        system catalog's ``renameTableImpl`` (the target may be in another database).
+
+        Raises:
+            TableNotExist: the source table does not exist.
+            TableAlreadyExist: a table of the target name exists.
+            DatabaseNotExist: the target database does not exist.
+            InvalidArgument: a name is not a valid table name or names a system table.
+        """
+        source_db, source = split_identifier(from_identifier)
+        target_db, target = split_identifier(to_identifier)
+        for name in (source, target):
+            if SYSTEM_TABLE_SPLITTER in name:
+                raise InvalidArgument(f"Cannot rename system table '{name}'")
+        _check_name("table", target)
+        if not self.table_exists(from_identifier):
+            raise TableNotExist(f"Table {source_db}.{source} does not exist")
+        if self.table_exists(to_identifier):
+            raise TableAlreadyExist(f"Table {target_db}.{target} already exists")
+        if not self.database_exists(target_db):
+            raise DatabaseNotExist(f"Database {target_db} does not exist")
+        try:
+            self.file_io.rename(self.table_path(from_identifier), self.table_path(to_identifier))
+        except FileExistsError:
+            raise TableAlreadyExist(
+                f"Cannot rename {source_db}.{source} to {target_db}.{target}: "
+                f"{self.table_path(to_identifier)} exists"
+            ) from None
+
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):
             if ignore_if_not_exists:

@@ -189,6 +189,33 @@ class FileStoreCommit:
             return None
         return latest.statistics
 
+    def truncate_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> int | None:
+        """Delete every file of the partitions matching any of ``partitions`` (each a spec of
+        partition columns, as ``overwrite``'s) in one OVERWRITE snapshot: Java's
+        ``truncatePartitions``, which Paimon-Spark's ``ALTER TABLE ... DROP PARTITION`` calls.
+
+        Raises:
+            InvalidArgument: no partitions, or a spec names a non-partition column.
+        """
+        if not partitions:
+            raise InvalidArgument("Partitions list cannot be empty.")
+        specs = [dict(p) for p in partitions]
+        for spec in specs:
+            self._check_overwrite_spec(spec, set())
+
+        def doomed(partition: bytes) -> bool:
+            return any(self._overwritten(partition, spec, False, set()) for spec in specs)
+
+        def changes(latest: Snapshot | None, live: LiveFiles) -> _Changes:
+            cover(self.table, live, None, self._all_metas)
+            deletes = [_as_delete(e) for e in live.entries.values() if doomed(e.partition)]
+            deleted_index = tuple(i for i in self._index_entries(latest) if doomed(i.partition))
+            return _Changes(tuple(deletes), (), deleted_index)
+
+        return self._commit_with_retry(
+            changes, CommitKind.OVERWRITE, BATCH_COMMIT_IDENTIFIER, None, None
+        )
+
     def truncate_table(self) -> int | None:
         """Remove all data in one OVERWRITE snapshot."""
         return self.overwrite([], partition=None)

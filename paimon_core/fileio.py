@@ -131,6 +131,27 @@ class FileIO(ABC):
     def delete_dir(self, path: str) -> None:
         """Delete a directory with everything below it (missing is fine)."""
 
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file or directory to ``dst``, which must not exist (Java's ``FileIO.rename``:
+        a table directory moves with ``ALTER TABLE ... RENAME TO``). Object stores have no
+        directories to move: each file is copied, then the source deleted (not atomic, as
+        Hadoop's S3A rename).
+
+        Raises:
+            FileExistsError: ``dst`` exists.
+        """
+        if self.exists(dst):
+            raise FileExistsError(dst)
+        fs = self.arrow_fs()
+        source, target = self.to_fs_path(src).rstrip("/"), self.to_fs_path(dst).rstrip("/")
+        if fs.get_file_info(source).type != pafs.FileType.Directory:
+            fs.move(source, target)
+            return
+        for child in fs.get_file_info(pafs.FileSelector(source, recursive=True)):
+            if child.type == pafs.FileType.File:
+                fs.copy_file(child.path, target + child.path[len(source) :])
+        fs.delete_dir(source)
+
     @abstractmethod
     def list_status(self, directory: str) -> list[FileStatus]:
         """Direct children of ``directory``; [] when it does not exist."""
@@ -350,6 +371,13 @@ class LocalFileIO(FileIO):
                 raise
             os.rmdir(local)
             return True
+
+    def rename(self, src: str, dst: str) -> None:
+        target = _local(dst)
+        if os.path.lexists(target):
+            raise FileExistsError(dst)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        os.rename(_local(src), target)
 
     def delete_dir(self, path: str) -> None:
         try:

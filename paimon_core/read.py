@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from paimon_core.scan import Split
     from paimon_core.schema import TableSchema
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField
+    from paimon_core.types import DataField, DataType
 
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
@@ -207,8 +207,14 @@ class TableRead:
     ) -> pa.ChunkedArray:
         """A column written under an older type, cast to the current one (ALTER COLUMN TYPE).
 
+        Nested ROW fields are matched by field id, as top-level columns are, so a renamed,
+        added, dropped or retyped nested field reads as Paimon reads it.
+
         A value the new type cannot hold fails, as in Paimon, naming the column and file."""
         try:
+            if _has_row(new.type):
+                chunks = [_evolve_nested(c, old.type, new.type) for c in column.chunks]
+                return pa.chunked_array(chunks, target)
             return column.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
             reason = " ".join(str(err).split())
@@ -249,3 +255,41 @@ class TableRead:
             arrays.append(column if column.type == target else column.cast(target))
             out.append(pa.field(name, target, False))
         return pa.Table.from_arrays(arrays, schema=pa.schema(out))
+
+
+def _has_row(t: DataType) -> bool:
+    if t.root == "ROW":
+        return True
+    return any(c is not None and _has_row(c) for c in (t.element, t.key, t.value))
+
+
+def _evolve_nested(array: pa.Array, old: DataType, new: DataType) -> pa.Array:
+    """``array`` of type ``old`` as ``new``: ROW fields by field id (missing ones null)."""
+    target = to_arrow_type(new)
+    if not _has_row(new) or old.root != new.root:
+        return array.cast(target)
+    mask = array.is_null() if array.null_count else None
+    if new.root == "ROW":
+        assert isinstance(array, pa.StructArray)
+        old_fields = {f.id: f for f in old.fields or ()}
+        children = []
+        for f in new.fields or ():
+            source = old_fields.get(f.id)
+            if source is None:
+                children.append(pa.nulls(len(array), to_arrow_type(f.type)))
+            else:
+                child = array.field(source.name)
+                children.append(_evolve_nested(child, source.type, f.type))
+        fields = list(target)
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    if new.root == "ARRAY" and isinstance(array, pa.ListArray):
+        assert old.element is not None and new.element is not None
+        values = _evolve_nested(array.values, old.element, new.element)
+        offsets = array.offsets
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    if new.root == "MAP" and isinstance(array, pa.MapArray):
+        assert old.value is not None and new.value is not None
+        keys = array.keys.cast(target.key_type)
+        items = _evolve_nested(array.items, old.value, new.value)
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
+    return array.cast(target)

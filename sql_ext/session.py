@@ -29,13 +29,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.errors import TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from paimon_core.time_travel import travel_table
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.alter import alter_database, alter_table
+from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
 from sql_ext.create_like import like_schema, refuse_location
 from sql_ext.datapath import source as data_source
@@ -283,6 +285,8 @@ class PaimonSession:
         text = self._substitute(text)
         if is_tag_ddl(text):
             return self._tag_ddl(text)
+        if is_alter(text):
+            return self._alter(text)
         explained = self._explain(text)
         if explained is not None:
             return explained
@@ -297,8 +301,6 @@ class PaimonSession:
                 shown = self._show(rest)
                 if shown is not None:
                     return shown
-            if tree.name.upper() == "ALTER":
-                self._refuse_alter(rest, text)
             return self._spark_sql(text)
         if isinstance(tree, exp.Use):
             return self._use(tree, text)
@@ -624,28 +626,6 @@ class PaimonSession:
                 )
         return self._spark_sql(text)
 
-    def _refuse_alter(self, rest: str, text: str) -> None:
-        """ALTER statements sqlglot cannot parse (other than tag DDL) on a Paimon table."""
-        tokens = _tokenize(rest)
-        if len(tokens) < 2 or tokens[0].text.upper() != "TABLE":
-            return
-        parts: list[str] = []
-        for token in tokens[1:]:
-            if token.token_type == TokenType.DOT:
-                continue
-            if token.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) or len(parts) == 3:
-                break
-            parts.append(token.text)
-        if not parts:
-            return
-        table = _table(parts)
-        target = self._resolve(table)
-        if target is not None:
-            snippet = text if len(text) <= 80 else text[:77] + "..."
-            raise SqlError(
-                f"Not supported on Paimon table {CATALOG_NAME}.{target[0]}.{target[1]}: {snippet}"
-            )
-
     def _explain(self, text: str) -> DataFrame | None:
         tokens = _tokenize(text)
         if len(tokens) != 2 or tokens[0].text.upper() != "EXPLAIN":
@@ -682,6 +662,20 @@ class PaimonSession:
             table_hook=self._procedure_table,
         )
         return local_dataframe(self.spark, result.rows, result.spark_schema())
+
+    def _alter(self, text: str) -> DataFrame:
+        """ALTER TABLE / DATABASE of the Paimon catalog (`sql_ext.alter`); others: Spark's."""
+        head = parse_head(text)
+        if head.kind == "DATABASE":
+            database = self._database_name(_table(list(head.name)))
+            if database is None:
+                return self._spark_sql(text)
+            alter_database(self._paimon(), database)
+        target = self._resolve(_table(list(head.name)))
+        if target is None:
+            return self._spark_sql(text)
+        alter_table(self.spark, self._paimon(), *target, head)
+        return _empty(self.spark)
 
     def _tag_ddl(self, text: str) -> DataFrame:
         statement = parse_tag_ddl(text)

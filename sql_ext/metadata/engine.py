@@ -24,6 +24,7 @@ from paimon_core.exceptions import DatabaseNotExist
 from paimon_core.time_travel import travel_table
 from procedures import call_procedure
 from procedures.base import CallContext
+from sql_ext.alter_syntax import is_alter
 from sql_ext.dynamic_options import PREFIX, with_dynamic_options
 from sql_ext.errors import SqlError
 from sql_ext.metadata.config import (
@@ -88,6 +89,8 @@ class MetadataEngine:
             return ToSpark()  # variable substitution and EXPLAIN are Spark's
         if is_tag_ddl(text):
             return self._tag_ddl(text)
+        if is_alter(text):
+            return ToSpark()  # read once, by PaimonSession (sql_ext.alter_syntax)
         statement = parse_statement(text)
         answered = self._answer(statement)
         return ToSpark(statement) if answered is None else answered

@@ -8,7 +8,12 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import DatabaseNotExist, InvalidArgument, TableNotExist
+from paimon_core.exceptions import (
+    DatabaseNotExist,
+    InvalidArgument,
+    TableAlreadyExist,
+    TableNotExist,
+)
 from paimon_core.paths import MAX_NAME_BYTES
 
 SCHEMA = pa.schema([("k", pa.int64())])
@@ -47,3 +52,22 @@ def test_looking_up_a_too_long_name_finds_nothing(warehouse: str) -> None:
     with pytest.raises(DatabaseNotExist):
         catalog.list_tables(LONG)
     catalog.drop_table(f"db.{LONG}", ignore_if_not_exists=True)
+
+
+def test_rename_table_moves_its_directory_and_refuses_taken_names(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    catalog.create_database("other")
+    catalog.create_table("db.a", SCHEMA).write_arrow(pa.table({"k": [1]}, schema=SCHEMA))
+    catalog.create_table("db.b", SCHEMA)
+    with pytest.raises(TableAlreadyExist, match=r"db\.b already exists"):
+        catalog.rename_table("db.a", "db.b")
+    with pytest.raises(TableNotExist, match=r"db\.nope does not exist"):
+        catalog.rename_table("db.nope", "db.c")
+    with pytest.raises(DatabaseNotExist, match="nodb"):
+        catalog.rename_table("db.a", "nodb.a")
+    with pytest.raises(InvalidArgument, match=r"\$"):
+        catalog.rename_table("db.a", "db.a$files")
+    catalog.rename_table("db.a", "other.moved")
+    assert catalog.list_tables("db") == ["b"]
+    assert catalog.get_table("other.moved").to_arrow().column("k").to_pylist() == [1]

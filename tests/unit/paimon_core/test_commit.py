@@ -498,3 +498,20 @@ def test_a_fresh_handle_builds_on_the_lists_this_process_published(warehouse: st
     FileStoreTable.load(table.path, file_io=io).write_arrow(pa.table({"k": [5]}))
     assert io.list_reads >= 2
     assert sorted(FileStoreTable.load(table.path).to_arrow().column("k").to_pylist()) == [1, 2, 5]
+
+
+def test_truncate_partitions_is_one_overwrite_of_every_matching_partition(
+    warehouse: str,
+) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    for dt in ("a", "b", "c"):
+        table.write_arrow(_batch([ord(dt)], dt))
+    snapshot = table.new_commit().truncate_partitions([{"dt": "a"}, {"dt": "c"}])
+    assert snapshot == 4
+    latest = table.latest_snapshot()
+    assert latest is not None and latest.commit_kind == CommitKind.OVERWRITE
+    assert _keys(table) == [ord("b")]
+    with pytest.raises(InvalidArgument, match="empty"):
+        table.new_commit().truncate_partitions([])
+    with pytest.raises(InvalidArgument, match="non-partition"):
+        table.new_commit().truncate_partitions([{"k": 1}])

@@ -331,3 +331,27 @@ def test_java_reads_a_table_whose_types_and_positions_changed(
         {"d": None, "s2": "x", "k": 2, "i": 20},
         {"d": 0.5, "s2": "y", "k": 3, "i": 2**40},
     ]
+
+
+def test_nested_fields_follow_field_ids(warehouse: str) -> None:
+    """A nested field renamed, retyped, dropped or added reads by id, inside arrays too."""
+    from paimon_core.schema import AddColumn, UpdateColumnType
+    from paimon_core.types import BIGINT, STRING
+
+    point = pa.struct([("x", pa.int32()), ("y", pa.string())])
+    schema = pa.schema([("k", pa.int64()), ("s", point), ("a", pa.list_(point))])
+    table = _table(warehouse, schema=schema)
+    rows = {"k": [1, 2], "s": [{"x": 1, "y": "one"}, None], "a": [[{"x": 5, "y": "f"}], None]}
+    table.write_arrow(pa.table(rows, schema=schema))
+    table.schema_manager.commit_changes(
+        RenameColumn(("s", "y"), "why"),
+        UpdateColumnType(("s", "x"), BIGINT()),
+        AddColumn(("s", "z"), STRING()),
+        DropColumn(("a", "element", "x")),
+        RenameColumn(("a", "element", "y"), "name"),
+    )
+    data = FileStoreTable.load(table.path).to_arrow().sort_by("k").to_pylist()
+    assert data == [
+        {"k": 1, "s": {"x": 1, "why": "one", "z": None}, "a": [{"name": "f"}]},
+        {"k": 2, "s": None, "a": None},
+    ]

@@ -203,3 +203,13 @@ def test_other_put_failures_name_the_file() -> None:
     io, _ = _stubbed_io((403, "AccessDenied"))
     with pytest.raises(OSError, match=r"Failed to create s3://bucket/wh/x: AccessDenied"):
         io.write_no_clobber("s3://bucket/wh/x", b"x")
+
+
+def test_rename_table_copies_every_file_on_s3(s3_warehouse: S3Warehouse, no_aws_env: None) -> None:
+    _create_table(s3_warehouse)
+    catalog = _catalog(s3_warehouse)
+    catalog.get_table("db.t").write_arrow(pa.table({"writer": [1], "k": [7]}, schema=SCHEMA))
+    catalog.rename_table("db.t", "db.moved")
+    assert catalog.list_tables("db") == ["moved"]
+    assert not catalog.file_io.exists(f"{s3_warehouse.uri}/db.db/t/schema/schema-0")
+    assert catalog.get_table("db.moved").to_arrow().column("k").to_pylist() == [7]

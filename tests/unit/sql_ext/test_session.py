@@ -452,7 +452,7 @@ def test_errors_are_one_line_and_change_nothing(
         ("INSERT INTO s (k, nope) VALUES (1, 'a')", SqlError, "nope"),
         ("INSERT INTO t PARTITION (name = 'x') SELECT 1, 'd'", SqlError, "partition"),
         ("DELETE FROM t WHERE id = 1", SqlError, "DELETE"),
-        ("ALTER TABLE t SET TBLPROPERTIES ('a' = 'b')", SqlError, "ALTER"),
+        ("ALTER TABLE t REPLACE COLUMNS (a INT)", SqlError, "REPLACE COLUMNS"),
         ("SELECT * FROM t VERSION AS OF 99", PaimonError, "99"),
         ("SELECT 1; SELECT 2", SqlParseError, "run_script"),
     ]
