@@ -21,6 +21,7 @@ from sqlglot import exp
 from paimon_core.paths import java_float_string
 from paimon_core.statistics import ColStats, Statistics
 from sql_ext.errors import SqlError
+from sql_ext.metadata.table_info import FIXED_SIZES
 from sql_ext.views import table_dataframe
 
 if TYPE_CHECKING:
@@ -31,19 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnalyzeSpec", "analyze_spec", "analyze_table"]
 
-_FIXED_SIZES = {
-    "BOOLEAN": 1,
-    "TINYINT": 1,
-    "SMALLINT": 2,
-    "INT": 4,
-    "BIGINT": 8,
-    "FLOAT": 4,
-    "DOUBLE": 8,
-    "DATE": 4,
-    "TIME": 4,
-    "TIMESTAMP": 8,
-    "TIMESTAMP_LTZ": 8,
-}
 _VARIABLE_SIZES = {"CHAR": 20, "VARCHAR": 20, "BINARY": 100, "VARBINARY": 100}
 _NDV_MAX_ERROR = 0.05  # spark.sql.statistics.ndv.maxError
 
@@ -88,7 +76,7 @@ def _size(field: DataField) -> int | None:
     root = field.type.root
     if root == "DECIMAL":
         return 8 if (field.type.precision or 10) <= 18 else 16
-    return _FIXED_SIZES.get(root, _VARIABLE_SIZES.get(root))
+    return FIXED_SIZES.get(root, _VARIABLE_SIZES.get(root))
 
 
 def _columns(table: FileStoreTable, spec: AnalyzeSpec, shown: str) -> list[DataField]:

@@ -50,7 +50,8 @@ _SECRET = re.compile(r"(?i)secret|password|token|access[.]?key")  # spark.redact
 _URL = re.compile(r"(?i)url")  # spark.sql.redaction.options.regex
 _REDACTED = "*********(redacted)"
 _EMPTY = ("", "", "")
-_DEFAULT_SIZES = {
+FIXED_SIZES = {
+    # bytes per value of fixed-size types, as Paimon and Spark estimate them
     "BOOLEAN": 1,
     "TINYINT": 1,
     "SMALLINT": 2,
@@ -96,8 +97,8 @@ def redacted(properties: dict[str, str]) -> list[tuple[str, str]]:
 
 def _default_size(t: DataType) -> int:
     """Paimon's `DataType.defaultSize`, which Paimon-Spark's scan statistics use."""
-    if t.root in _DEFAULT_SIZES:
-        return _DEFAULT_SIZES[t.root]
+    if t.root in FIXED_SIZES:
+        return FIXED_SIZES[t.root]
     if t.root == "DECIMAL":
         return 8 if (t.precision or 10) <= 18 else 16
     if t.root in ("VARCHAR", "VARBINARY"):
