@@ -1,10 +1,8 @@
-"""CREATE TABLE and INSERT on Paimon tables: from the statement's tree to core calls.
+"""CREATE TABLE on Paimon tables and INSERT's static partitions: from the tree to core calls.
 
 Column types are parsed by Spark itself (``DataType.fromDDL`` of the column list sqlglot
 prints back), so every type spelling Spark accepts is accepted, then mapped as Paimon's
-Spark catalog maps it (``spark_types``). INSERT resolves columns as Spark does for a table:
-by position (or the column list, or ``BY NAME``), missing columns are NULL, and values are
-cast to the column types in Spark.
+Spark catalog maps it (``spark_types``). INSERT's column mapping is ``insert.py``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from paimon_core.table import FileStoreTable
 
@@ -183,126 +181,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
     )
 
 
-# ----------------------------------------------------------------------------- INSERT
-
-
-@dataclass(frozen=True, slots=True)
-class InsertSpec:
-    """What an INSERT asks for: target, column mapping, static partition, source query."""
-
-    target: exp.Table
-    source: exp.Expr
-    overwrite: bool
-    columns: tuple[str, ...] | None = None
-    static: dict[str, exp.Expr] = field(default_factory=dict)
-    by_name: bool = False
-
-
-def insert_spec(tree: exp.Insert) -> InsertSpec:
-    """Read an ``INSERT INTO|OVERWRITE`` tree; the source keeps the statement's CTEs.
-
-    Raises:
-        SqlError: REPLACE WHERE, IF NOT EXISTS or an INSERT into a directory.
-    """
-    if tree.args.get("where") is not None:
-        raise SqlError("INSERT ... REPLACE WHERE is not supported on Paimon tables")
-    if tree.args.get("exists"):
-        raise SqlError("INSERT ... IF NOT EXISTS is not supported on Paimon tables")
-    this = tree.this
-    columns = None
-    if isinstance(this, exp.Schema):
-        columns = tuple(_text(c) for c in this.expressions)
-        this = this.this
-    if not isinstance(this, exp.Table):
-        raise SqlError(f"Cannot INSERT into {this.sql(dialect='spark')}")
-    static: dict[str, exp.Expr] = {}
-    partition = this.args.get("partition")
-    for item in partition.expressions if partition is not None else []:
-        if isinstance(item, exp.EQ):
-            static[_text(item.this)] = item.expression
-        elif not isinstance(item, (exp.Column, exp.Identifier)):
-            raise SqlError(f"Unsupported PARTITION item {item.sql(dialect='spark')}")
-    source = tree.expression.copy()
-    ctes = tree.args.get("with_")
-    if ctes is not None:
-        if "with_" not in source.arg_types:
-            raise SqlError("WITH ... INSERT ... VALUES is not supported")
-        own = source.args.get("with_")
-        merged = ctes.copy()
-        if own is not None:
-            merged.set("expressions", [*merged.expressions, *own.expressions])
-        source.set("with_", merged)
-    return InsertSpec(
-        target=this,
-        source=source,
-        overwrite=bool(tree.args.get("overwrite")),
-        columns=columns,
-        static=static,
-        by_name=bool(tree.args.get("by_name")),
-    )
-
-
-def _lookup(names: Sequence[str], wanted: str, what: str, table: str) -> str:
-    """Spark matches column names case-insensitively."""
-    for name in names:
-        if name.lower() == wanted.lower():
-            return name
-    raise SqlError(f"{what} '{wanted}' is not a column of {table} (columns: {', '.join(names)})")
-
-
-def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame) -> DataFrame:
-    """The source rows as the table's columns (still in the source's types).
-
-    Raises:
-        SqlError: unknown, duplicate or misplaced columns, or a column count mismatch.
-    """
-    schema = table.schema
-    names = schema.field_names
-    label = table.identifier
-    static: dict[str, exp.Expr] = {}
-    for key, value in spec.static.items():
-        column = _lookup(names, key, "PARTITION column", label)
-        if column not in schema.partition_keys:
-            raise SqlError(f"PARTITION column '{key}' is not a partition key of {label}")
-        static[column] = value
-    if spec.columns is not None:
-        targets = [_lookup(names, c, "Column", label) for c in spec.columns]
-        duplicates = sorted({c for c in targets if targets.count(c) > 1})
-        if duplicates:
-            raise SqlError(f"INSERT column list names {duplicates} more than once")
-        fixed = [c for c in targets if c in static]
-        if fixed:
-            raise SqlError(f"Columns {fixed} are given both in PARTITION and the column list")
-    else:
-        targets = [n for n in names if n not in static]
-
-    width = len(source.columns)
-    positional = source.toDF(*[f"_c{i}" for i in range(width)])
-    sources: dict[str, str] = {}
-    if spec.by_name:
-        for i, column in enumerate(source.columns):
-            name = _lookup(names, column, "Query column", label)
-            if name in static or name in sources:
-                raise SqlError(f"Query column '{column}' is given twice")
-            sources[name] = f"_c{i}"
-    else:
-        if width != len(targets):
-            raise SqlError(
-                f"Cannot write to {label}: the query has {width} columns but "
-                f"{len(targets)} are expected ({', '.join(targets)})"
-            )
-        sources = {name: f"_c{i}" for i, name in enumerate(targets)}
-
-    columns = []
-    for f in schema.fields:
-        if f.name in static:
-            value = F.expr(static[f.name].sql(dialect="spark"))
-        elif f.name in sources:
-            value = F.col(sources[f.name])
-        else:
-            value = F.lit(None).cast(to_spark_type(f.type))
-        columns.append(value.alias(f.name))
-    return positional.select(*columns)
+# ------------------------------------------------------------------ static partitions
 
 
 def static_partition(

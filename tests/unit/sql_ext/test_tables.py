@@ -9,9 +9,10 @@ from sqlglot import exp
 from paimon_core import types as pt
 from paimon_core.types import DataField
 from sql_ext.errors import SqlError
+from sql_ext.insert import insert_spec
 from sql_ext.parse import parse_statement
 from sql_ext.spark_types import from_spark_type, to_spark_schema, to_spark_type
-from sql_ext.tables import insert_spec, table_spec
+from sql_ext.tables import table_spec
 
 
 def _create(sql: str) -> exp.Create:
