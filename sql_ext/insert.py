@@ -6,30 +6,39 @@ The forms are those of Spark 4's ``INSERT`` on a Paimon table (Paimon-Spark's
 * by position: the query has one column per table column not fixed by a static
   ``PARTITION (k = v)`` spec, in table order;
 * with a column list ``(c, a)``: the query has one column per listed column; columns not
-  listed get NULL (Spark 3.4+; "fill"). Unknown or repeated columns, and a column given both
-  in the list and the static partition spec, are errors;
+  listed get their DEFAULT, else NULL (Spark 3.4+; "fill"). Unknown or repeated columns, and
+  a column given both in the list and the static partition spec, are errors;
 * ``BY NAME``: query columns are matched to table columns by name, case-insensitively, in
   any order. As in the latest Paimon-Spark (which differs from Spark's own v2 tables, where a
   missing column is ``INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_FIND_DATA``) a missing top-level
   column is NULL-filled; a query column naming no table column is
   ``Cannot write to `t`, extra columns: ...``, one naming a column twice is ambiguous.
 
-A NOT NULL column that would be filled with NULL is refused before any job runs, naming the
-column (Paimon-Spark fills NULL and fails only when the write task meets the first row).
-Every refusal happens before anything is written.
+Defaults: a column left out is written as NULL and the core's table write turns every NULL
+of a column with a default into the default (Paimon's ``DefaultValueRow``, which also gives an
+explicit NULL the default); the ``DEFAULT`` keyword in a VALUES row is that NULL too.
+
+A NOT NULL column without a default that would be filled with NULL is refused before any job
+runs, naming the column (Paimon-Spark fills NULL and fails only when the write task meets the
+first row). Every refusal happens before anything is written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
+from sql_ext.dialect import SPAN, PaimonSpark
 from sql_ext.errors import SqlError
+from sql_ext.parse import Fragment
 from sql_ext.spark_types import to_spark_type
+from sql_ext.splice import Edit
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -80,6 +89,8 @@ def insert_spec(tree: exp.Insert) -> InsertSpec:
         elif not isinstance(item, (exp.Column, exp.Identifier)):
             raise SqlError(f"Unsupported PARTITION item {item.sql(dialect='spark')}")
     source = tree.expression.copy()
+    for keyword in _default_keywords(source):
+        keyword.replace(exp.Null())
     ctes = tree.args.get("with_")
     if ctes is not None:
         if "with_" not in source.arg_types:
@@ -97,6 +108,41 @@ def insert_spec(tree: exp.Insert) -> InsertSpec:
         static=static,
         by_name=by_name,
     )
+
+
+def with_default_keywords(text: str, tree: exp.Insert, fragment: Fragment) -> Fragment:
+    """``fragment`` (the INSERT's source query) with each ``DEFAULT`` value of a VALUES row
+    spelled ``NULL``: the table write gives NULL the column's default (``DefaultValueRow``),
+    and NULL is what Spark fills for a column without one.
+
+    Raises:
+        SqlError: a DEFAULT keyword elsewhere than as a value of a VALUES row.
+    """
+    source = tree.expression
+    wanted = len(_default_keywords(source))
+    if not wanted:
+        return fragment
+    start, end = source.meta[SPAN]
+    tokens = [
+        t
+        for t in PaimonSpark().tokenize(text)
+        if t.token_type == TokenType.DEFAULT and start <= t.start and t.end < end
+    ]
+    if len(tokens) != wanted:
+        raise SqlError("INSERT ... VALUES: DEFAULT is only supported as a value of its own")
+    edits = tuple(Edit(t.start, t.end + 1, "NULL") for t in tokens)
+    return dataclasses.replace(fragment, edits=fragment.edits + edits)
+
+
+def _default_keywords(source: exp.Expr) -> list[exp.Var]:
+    """The ``DEFAULT`` values of a VALUES source's rows."""
+    if not isinstance(source, exp.Values):
+        return []
+    return [
+        v
+        for v in source.find_all(exp.Var)
+        if v.name.upper() == "DEFAULT" and isinstance(v.parent, exp.Tuple)
+    ]
 
 
 def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame) -> DataFrame:
@@ -129,7 +175,11 @@ def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame)
         sources = dict(zip(targets, range(width), strict=True))
 
     filled = [f.name for f in schema.fields if f.name not in static and f.name not in sources]
-    not_null = [f.name for f in schema.fields if f.name in filled and not f.type.nullable]
+    not_null = [
+        f.name
+        for f in schema.fields
+        if f.name in filled and not f.type.nullable and f.default_value is None
+    ]
     if not_null:
         raise SqlError(
             f"{label}: NOT NULL column{'s' if len(not_null) > 1 else ''} "

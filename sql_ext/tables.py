@@ -7,6 +7,7 @@ Spark catalog maps it (``spark_types``). INSERT's column mapping is ``insert.py`
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
 
+from paimon_core.default_value import validate_defaults
 from paimon_core.schema import TableSchema, new_table_schema
 from paimon_core.types import DataField
 from sql_ext.errors import SqlError, first_line
@@ -47,16 +49,25 @@ class TableSpec:
     query: exp.Expr | None = None
     like: exp.Table | None = None
     location: str | None = None
+    defaults: dict[str, str] = field(default_factory=dict)
+    """Column name -> its ``DEFAULT`` expression as Spark's ``CURRENT_DEFAULT`` keeps it (the
+    text Paimon-Spark stores in ``DataField.default_value``)."""
 
     def schema(self, fields: Sequence[DataField] | None = None) -> TableSchema:
         """The new table's schema (Paimon makes primary-key columns NOT NULL).
 
         Raises:
             SqlError: the column types are not valid Spark types or have no Paimon type.
-            SchemaError: keys or options Paimon rejects.
+            SchemaError: keys or options Paimon rejects, or a DEFAULT its column type cannot
+                hold.
         """
         if fields is None:
             fields = parse_columns(self.columns_ddl or "")
+        if self.defaults:
+            fields = [
+                dataclasses.replace(f, default_value=self.defaults.get(f.name)) for f in fields
+            ]
+            validate_defaults(fields)
         return new_table_schema(
             fields, self.partition_keys, self.primary_keys, self.options, self.comment
         )
@@ -104,6 +115,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
         raise SqlError("CREATE TABLE needs a table name")
     primary: list[str] = []
     columns: list[str] = []
+    defaults: dict[str, str] = {}
     for item in schema.expressions if schema is not None else []:
         if isinstance(item, exp.PrimaryKey):
             primary.extend(_text(e) for e in item.expressions)
@@ -115,6 +127,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
                     primary.append(column.name)
                 elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
                     kept.append(constraint)
+                elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
+                    defaults[column.name] = constraint.kind.this.sql(dialect="spark")
                 else:
                     raise SqlError(
                         f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
@@ -168,6 +182,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
     return TableSpec(
         target=target,
         columns_ddl=", ".join(columns) if columns else None,
+        defaults=defaults,
         partition_keys=tuple(partitions),
         primary_keys=tuple(primary),
         options=options,

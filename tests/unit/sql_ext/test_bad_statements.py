@@ -79,6 +79,9 @@ BAD = [
     ("INSERT INTO db.t BY NAME SELECT 1 AS id, 'x' AS zz", "extra columns"),
     ("INSERT INTO db.t BY NAME SELECT 1 AS id, 2 AS Id", "ambiguous"),
     ("INSERT INTO db.t (id) BY NAME SELECT 1 AS id", "BY NAME"),
+    ("CREATE TABLE db.d (a INT DEFAULT 'abc')", "Unsupported default value"),
+    ("CREATE TABLE db.d (a TIMESTAMP DEFAULT current_timestamp())", "Unsupported default value"),
+    ("CREATE TABLE db.d (a MAP<INT, INT> DEFAULT map(1, 2))", "Unsupported default value"),
     # DDL variants and auxiliary statements
     ("SHOW PARTITIONS db.t PARTITION (nope = 'x')", "nope"),
     ("SHOW PARTITIONS db.t PARTITION (dt)", "value"),

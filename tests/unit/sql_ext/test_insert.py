@@ -3,6 +3,7 @@ column lists, BY NAME; results read back by us and by Java, refusals change noth
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -10,9 +11,10 @@ import pytest
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
+from paimon_core.exceptions import PaimonError
 from sql_ext.errors import SqlError
 from sql_ext.insert import insert_spec
-from sql_ext.parse import parse_statement
+from sql_ext.parse import SqlParseError, parse_statement
 from sql_ext.session import PaimonSession
 from tests.interop.helpers import json_rows
 from tests.unit.procedures.helpers import fingerprint
@@ -145,3 +147,48 @@ def test_insert_spec_reads_by_name_and_column_list() -> None:
     listed = parse_statement("INSERT INTO db.t (`C`, a) SELECT 1, 2").tree
     assert isinstance(listed, exp.Insert)
     assert insert_spec(listed).columns == ("C", "a") and not insert_spec(listed).by_name
+
+
+def test_defaults_fill_left_out_columns_null_and_default_keyword(
+    session: PaimonSession, warehouse: str, oracle: Callable[..., Any]
+) -> None:
+    """Paimon's docs (spark/default-value): CREATE TABLE ... DEFAULT, INSERT (a) VALUES."""
+    session.sql(
+        "CREATE TABLE d (a BIGINT, b STRING DEFAULT 'my_value', c INT NOT NULL DEFAULT 5, "
+        "day DATE DEFAULT '2024-01-02')"
+    )
+    fields = session.catalog.get_table("db.d").schema.fields
+    assert [f.default_value for f in fields] == [None, "'my_value'", "5", "'2024-01-02'"]
+    session.sql("INSERT INTO d (a) VALUES (1), (2)")
+    session.sql("INSERT INTO d VALUES (3, DEFAULT, 30, NULL)")  # NULL too: DefaultValueRow
+    session.sql("INSERT INTO d BY NAME SELECT 4 AS a, 'four' AS b")
+    day = dt.date(2024, 1, 2)
+    expected = [
+        (1, "my_value", 5, day),
+        (2, "my_value", 5, day),
+        (3, "my_value", 30, day),
+        (4, "four", 5, day),
+    ]
+    got = [tuple(r) for r in session.sql("SELECT * FROM d ORDER BY a").collect()]
+    assert got == expected
+    java = json_rows(oracle("read", warehouse, "db.d"), ["a", "b", "c", "day"])
+    assert java == [(*r[:3], r[3].isoformat()) for r in expected]
+
+
+@pytest.mark.parametrize(
+    ("statement", "needle"),
+    [
+        ("CREATE TABLE e (a INT DEFAULT 'abc')", "Unsupported default value `'abc'` for type INT"),
+        ("CREATE TABLE e (a ARRAY<INT> DEFAULT ARRAY(1))", "Unsupported default value"),
+        ("INSERT INTO t VALUES (DEFAULT + 1, 'b', 1, 'x')", "does not parse"),
+        ("INSERT INTO t VALUES (1, 'b', DEFAULT, 'x')", "Cannot write null to non-null column"),
+    ],
+)
+def test_default_refusals_change_nothing(
+    session: PaimonSession, warehouse: str, statement: str, needle: str
+) -> None:
+    before = fingerprint(warehouse)
+    with pytest.raises((PaimonError, SqlParseError)) as info:
+        session.sql(statement)
+    assert needle in str(info.value).splitlines()[0], str(info.value)
+    assert fingerprint(warehouse) == before

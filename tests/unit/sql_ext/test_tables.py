@@ -51,7 +51,7 @@ def test_inline_primary_key_and_ctas() -> None:
     [
         ("CREATE OR REPLACE TABLE t (a INT)", "OR REPLACE"),
         ("CREATE TABLE t LIKE s (a INT)", "LIKE"),
-        ("CREATE TABLE t (a INT DEFAULT 1)", "DEFAULT"),
+        ("CREATE TABLE t (a INT, b INT GENERATED ALWAYS AS (a + 1))", "GENERATED"),
         ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING)", "PARTITIONED BY"),
         ("CREATE TABLE t (a INT) AS SELECT 1 AS a", "AS SELECT"),
     ],
