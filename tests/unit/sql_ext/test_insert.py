@@ -16,7 +16,7 @@ from sql_ext.errors import SqlError
 from sql_ext.insert import insert_spec
 from sql_ext.parse import SqlParseError, parse_statement
 from sql_ext.session import PaimonSession
-from tests.interop.helpers import json_rows
+from tests.interop.helpers import json_rows, pypaimon_read
 from tests.unit.procedures.helpers import fingerprint
 
 pytestmark = pytest.mark.spark
@@ -173,6 +173,8 @@ def test_defaults_fill_left_out_columns_null_and_default_keyword(
     assert got == expected
     java = json_rows(oracle("read", warehouse, "db.d"), ["a", "b", "c", "day"])
     assert java == [(*r[:3], r[3].isoformat()) for r in expected]
+    theirs = pypaimon_read(warehouse, "db.d").sort_by("a")
+    assert theirs.column("c").to_pylist() == [5, 5, 30, 5]
 
 
 @pytest.mark.parametrize(
