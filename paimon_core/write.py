@@ -24,6 +24,7 @@ from paimon_core.arrow_sort import sort_indices_nulls_first
 from paimon_core.binary_row import serialize_row
 from paimon_core.bucket import assign_buckets, hash_keys
 from paimon_core.commit_message import CommitMessage
+from paimon_core.default_value import field_defaults
 from paimon_core.dynamic_bucket import DynamicBucketIndex
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.float_order import with_order_columns
@@ -144,6 +145,8 @@ class TableWrite:
         self.fields: list[DataField] = list(schema.fields)
         self.names = [f.name for f in self.fields]
         self.arrow_schema = to_arrow_schema(self.fields)
+        # Paimon's DefaultValueRow: a NULL of a column with a default is written as the default.
+        self.defaults = field_defaults(self.fields)
         self.is_pk = bool(schema.primary_keys)
         self.partition_keys = list(schema.partition_keys)
         self.partition_types = [f.type for f in schema.partition_fields]
@@ -253,7 +256,8 @@ class TableWrite:
         """Buffer ``data`` (all table columns, by name); ``row_kinds`` are int8 RowKinds per row.
 
         Raises:
-            InvalidArgument: missing or unknown columns, nulls in NOT NULL columns, bad row kinds.
+            InvalidArgument: missing or unknown columns, nulls in NOT NULL columns without a
+                default, bad row kinds.
         """
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
@@ -286,6 +290,8 @@ class TableWrite:
                         f"Column '{field.name}' of type {column.type} cannot be written as "
                         f"{field.type}: {err}"
                     ) from None
+            if column.null_count and field.name in self.defaults:
+                column = pc.fill_null(column, self.defaults[field.name].cast(field.type))
             if not field.nullable and column.null_count:
                 raise InvalidArgument(f"Cannot write null to non-null column '{field.name}'")
             columns.append(column)

@@ -46,6 +46,7 @@ from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
+from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     WAREHOUSE_CONF,
@@ -72,8 +73,6 @@ from sql_ext.splice import Spliced, splice
 from sql_ext.tables import (
     PAIMON_PROVIDER,
     TableSpec,
-    insert_dataframe,
-    insert_spec,
     static_partition,
     table_spec,
 )
@@ -852,7 +851,8 @@ class PaimonSession:
         if target is None:
             return self._query(statement)
         table = self._load(*target, writes=True)
-        source = self._query(statement, spec.source, fragment=query_fragment(tree))
+        fragment = with_default_keywords(statement.parsed, tree, query_fragment(tree))
+        source = self._query(statement, spec.source, fragment=fragment)
         rows = insert_dataframe(table, spec, source)
         overwrite: Overwrite = False
         if spec.overwrite:

@@ -1,14 +1,13 @@
-"""CREATE TABLE and INSERT on Paimon tables: from the statement's tree to core calls.
+"""CREATE TABLE on Paimon tables and INSERT's static partitions: from the tree to core calls.
 
 Column types are parsed by Spark itself (``DataType.fromDDL`` of the column list sqlglot
 prints back), so every type spelling Spark accepts is accepted, then mapped as Paimon's
-Spark catalog maps it (``spark_types``). INSERT resolves columns as Spark does for a table:
-by position (or the column list, or ``BY NAME``), missing columns are NULL, and values are
-cast to the column types in Spark.
+Spark catalog maps it (``spark_types``). INSERT's column mapping is ``insert.py``'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,13 +18,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
 
+from paimon_core.default_value import validate_defaults
 from paimon_core.schema import TableSchema, new_table_schema
 from paimon_core.types import DataField
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from paimon_core.table import FileStoreTable
 
@@ -49,16 +49,25 @@ class TableSpec:
     query: exp.Expr | None = None
     like: exp.Table | None = None
     location: str | None = None
+    defaults: dict[str, str] = field(default_factory=dict)
+    """Column name -> its ``DEFAULT`` expression as Spark's ``CURRENT_DEFAULT`` keeps it (the
+    text Paimon-Spark stores in ``DataField.default_value``)."""
 
     def schema(self, fields: Sequence[DataField] | None = None) -> TableSchema:
         """The new table's schema (Paimon makes primary-key columns NOT NULL).
 
         Raises:
             SqlError: the column types are not valid Spark types or have no Paimon type.
-            SchemaError: keys or options Paimon rejects.
+            SchemaError: keys or options Paimon rejects, or a DEFAULT its column type cannot
+                hold.
         """
         if fields is None:
             fields = parse_columns(self.columns_ddl or "")
+        if self.defaults:
+            fields = [
+                dataclasses.replace(f, default_value=self.defaults.get(f.name)) for f in fields
+            ]
+            validate_defaults(fields)
         return new_table_schema(
             fields, self.partition_keys, self.primary_keys, self.options, self.comment
         )
@@ -106,6 +115,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
         raise SqlError("CREATE TABLE needs a table name")
     primary: list[str] = []
     columns: list[str] = []
+    defaults: dict[str, str] = {}
     for item in schema.expressions if schema is not None else []:
         if isinstance(item, exp.PrimaryKey):
             primary.extend(_text(e) for e in item.expressions)
@@ -117,6 +127,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
                     primary.append(column.name)
                 elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
                     kept.append(constraint)
+                elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
+                    defaults[column.name] = constraint.kind.this.sql(dialect="spark")
                 else:
                     raise SqlError(
                         f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
@@ -170,6 +182,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
     return TableSpec(
         target=target,
         columns_ddl=", ".join(columns) if columns else None,
+        defaults=defaults,
         partition_keys=tuple(partitions),
         primary_keys=tuple(primary),
         options=options,
@@ -183,126 +196,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
     )
 
 
-# ----------------------------------------------------------------------------- INSERT
-
-
-@dataclass(frozen=True, slots=True)
-class InsertSpec:
-    """What an INSERT asks for: target, column mapping, static partition, source query."""
-
-    target: exp.Table
-    source: exp.Expr
-    overwrite: bool
-    columns: tuple[str, ...] | None = None
-    static: dict[str, exp.Expr] = field(default_factory=dict)
-    by_name: bool = False
-
-
-def insert_spec(tree: exp.Insert) -> InsertSpec:
-    """Read an ``INSERT INTO|OVERWRITE`` tree; the source keeps the statement's CTEs.
-
-    Raises:
-        SqlError: REPLACE WHERE, IF NOT EXISTS or an INSERT into a directory.
-    """
-    if tree.args.get("where") is not None:
-        raise SqlError("INSERT ... REPLACE WHERE is not supported on Paimon tables")
-    if tree.args.get("exists"):
-        raise SqlError("INSERT ... IF NOT EXISTS is not supported on Paimon tables")
-    this = tree.this
-    columns = None
-    if isinstance(this, exp.Schema):
-        columns = tuple(_text(c) for c in this.expressions)
-        this = this.this
-    if not isinstance(this, exp.Table):
-        raise SqlError(f"Cannot INSERT into {this.sql(dialect='spark')}")
-    static: dict[str, exp.Expr] = {}
-    partition = this.args.get("partition")
-    for item in partition.expressions if partition is not None else []:
-        if isinstance(item, exp.EQ):
-            static[_text(item.this)] = item.expression
-        elif not isinstance(item, (exp.Column, exp.Identifier)):
-            raise SqlError(f"Unsupported PARTITION item {item.sql(dialect='spark')}")
-    source = tree.expression.copy()
-    ctes = tree.args.get("with_")
-    if ctes is not None:
-        if "with_" not in source.arg_types:
-            raise SqlError("WITH ... INSERT ... VALUES is not supported")
-        own = source.args.get("with_")
-        merged = ctes.copy()
-        if own is not None:
-            merged.set("expressions", [*merged.expressions, *own.expressions])
-        source.set("with_", merged)
-    return InsertSpec(
-        target=this,
-        source=source,
-        overwrite=bool(tree.args.get("overwrite")),
-        columns=columns,
-        static=static,
-        by_name=bool(tree.args.get("by_name")),
-    )
-
-
-def _lookup(names: Sequence[str], wanted: str, what: str, table: str) -> str:
-    """Spark matches column names case-insensitively."""
-    for name in names:
-        if name.lower() == wanted.lower():
-            return name
-    raise SqlError(f"{what} '{wanted}' is not a column of {table} (columns: {', '.join(names)})")
-
-
-def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame) -> DataFrame:
-    """The source rows as the table's columns (still in the source's types).
-
-    Raises:
-        SqlError: unknown, duplicate or misplaced columns, or a column count mismatch.
-    """
-    schema = table.schema
-    names = schema.field_names
-    label = table.identifier
-    static: dict[str, exp.Expr] = {}
-    for key, value in spec.static.items():
-        column = _lookup(names, key, "PARTITION column", label)
-        if column not in schema.partition_keys:
-            raise SqlError(f"PARTITION column '{key}' is not a partition key of {label}")
-        static[column] = value
-    if spec.columns is not None:
-        targets = [_lookup(names, c, "Column", label) for c in spec.columns]
-        duplicates = sorted({c for c in targets if targets.count(c) > 1})
-        if duplicates:
-            raise SqlError(f"INSERT column list names {duplicates} more than once")
-        fixed = [c for c in targets if c in static]
-        if fixed:
-            raise SqlError(f"Columns {fixed} are given both in PARTITION and the column list")
-    else:
-        targets = [n for n in names if n not in static]
-
-    width = len(source.columns)
-    positional = source.toDF(*[f"_c{i}" for i in range(width)])
-    sources: dict[str, str] = {}
-    if spec.by_name:
-        for i, column in enumerate(source.columns):
-            name = _lookup(names, column, "Query column", label)
-            if name in static or name in sources:
-                raise SqlError(f"Query column '{column}' is given twice")
-            sources[name] = f"_c{i}"
-    else:
-        if width != len(targets):
-            raise SqlError(
-                f"Cannot write to {label}: the query has {width} columns but "
-                f"{len(targets)} are expected ({', '.join(targets)})"
-            )
-        sources = {name: f"_c{i}" for i, name in enumerate(targets)}
-
-    columns = []
-    for f in schema.fields:
-        if f.name in static:
-            value = F.expr(static[f.name].sql(dialect="spark"))
-        elif f.name in sources:
-            value = F.col(sources[f.name])
-        else:
-            value = F.lit(None).cast(to_spark_type(f.type))
-        columns.append(value.alias(f.name))
-    return positional.select(*columns)
+# ------------------------------------------------------------------ static partitions
 
 
 def static_partition(

@@ -70,6 +70,18 @@ BAD = [
     ("CREATE TABLE db.t (id BIGINT)", "t"),
     ("SELECT * FROM db.no_such_table", "no_such_table"),
     ("INSERT INTO db.no_such_table VALUES (1)", "no_such_table"),
+    # INSERT column lists and BY NAME
+    ("INSERT INTO db.t (id, nope) VALUES (1, 'a')", "nope"),
+    ("INSERT INTO db.t (id, ID, dt) VALUES (1, 2, 'x')", "more than once"),
+    ("INSERT INTO db.t (id, dt) VALUES (1)", "db.t"),
+    ("INSERT INTO db.t (`id; DROP TABLE db.t`) VALUES (1)", "DROP TABLE"),
+    ("INSERT INTO db.t PARTITION (dt = 'x') (id, dt) SELECT 1, 'y'", "both"),
+    ("INSERT INTO db.t BY NAME SELECT 1 AS id, 'x' AS zz", "extra columns"),
+    ("INSERT INTO db.t BY NAME SELECT 1 AS id, 2 AS Id", "ambiguous"),
+    ("INSERT INTO db.t (id) BY NAME SELECT 1 AS id", "BY NAME"),
+    ("CREATE TABLE db.d (a INT DEFAULT 'abc')", "Unsupported default value"),
+    ("CREATE TABLE db.d (a TIMESTAMP DEFAULT current_timestamp())", "Unsupported default value"),
+    ("CREATE TABLE db.d (a MAP<INT, INT> DEFAULT map(1, 2))", "Unsupported default value"),
     # DDL variants and auxiliary statements
     ("SHOW PARTITIONS db.t PARTITION (nope = 'x')", "nope"),
     ("SHOW PARTITIONS db.t PARTITION (dt)", "value"),

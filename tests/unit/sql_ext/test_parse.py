@@ -9,6 +9,7 @@ from sqlglot import exp
 
 import sql_ext.parse as parse_module
 from procedures.base import TypedValue
+from sql_ext.insert import insert_spec
 from sql_ext.parse import (
     CallStatement,
     QueryStatement,
@@ -21,7 +22,6 @@ from sql_ext.parse import (
     replace_tables,
     split_statements,
 )
-from sql_ext.tables import insert_spec
 from tests.unit.sql_ext.helpers import assert_call, assert_rewrite, load_pairs, render, view_for
 
 PAIRS = load_pairs()

@@ -9,9 +9,10 @@ from sqlglot import exp
 from paimon_core import types as pt
 from paimon_core.types import DataField
 from sql_ext.errors import SqlError
+from sql_ext.insert import insert_spec
 from sql_ext.parse import parse_statement
 from sql_ext.spark_types import from_spark_type, to_spark_schema, to_spark_type
-from sql_ext.tables import insert_spec, table_spec
+from sql_ext.tables import table_spec
 
 
 def _create(sql: str) -> exp.Create:
@@ -50,7 +51,7 @@ def test_inline_primary_key_and_ctas() -> None:
     [
         ("CREATE OR REPLACE TABLE t (a INT)", "OR REPLACE"),
         ("CREATE TABLE t LIKE s (a INT)", "LIKE"),
-        ("CREATE TABLE t (a INT DEFAULT 1)", "DEFAULT"),
+        ("CREATE TABLE t (a INT, b INT GENERATED ALWAYS AS (a + 1))", "GENERATED"),
         ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING)", "PARTITIONED BY"),
         ("CREATE TABLE t (a INT) AS SELECT 1 AS a", "AS SELECT"),
     ],
