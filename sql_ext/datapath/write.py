@@ -58,6 +58,9 @@ is not partitioned). A mapping: replace that static partition spec (``{}``: the 
 
 STAGING_PREFIX = "_write-"
 BUCKET_COLUMN = "_paimon_bucket"
+ROW_KIND_COLUMN = "_paimon_row_kind"
+"""Int8 RowKind per row (0 +I, 3 -D), added by ``write_dataframe(row_kind=...)``: DELETE on a
+primary-key table writes its rows as retractions, as Paimon-Spark's ``ROW_KIND_COL``."""
 RESULT_SCHEMA = "result binary"
 _TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULTILINE)
 
@@ -153,7 +156,11 @@ class WriteJob:
                 if batch.num_rows:
                     if BUCKET_COLUMN in batch.schema.names:
                         batch = batch.drop_columns([BUCKET_COLUMN])
-                    write.write_arrow(fit(self.table, batch))
+                    kinds = None
+                    if ROW_KIND_COLUMN in batch.schema.names:
+                        kinds = batch.column(ROW_KIND_COLUMN)
+                        batch = batch.drop_columns([ROW_KIND_COLUMN])
+                    write.write_arrow(fit(self.table, batch), kinds)
             messages = write.prepare_commit()
         finally:
             write.close()
@@ -214,10 +221,11 @@ class WriteJob:
 
 
 def write_dataframe(
-    table: FileStoreTable, df: DataFrame, overwrite: Overwrite = False
+    table: FileStoreTable, df: DataFrame, overwrite: Overwrite = False, row_kind: int = 0
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
-    the snapshot id (None when nothing changed).
+    the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
+    (3, -D: DELETE's retractions of a primary-key table).
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -227,7 +235,10 @@ def write_dataframe(
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
     job = WriteJob.start(table, overwrite is not False)
-    routed = _route(job, conform(table, df))
+    conformed = conform(table, df)
+    if row_kind:
+        conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
+    routed = _route(job, conformed)
     try:
         rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
     except PySparkException as e:
