@@ -13,7 +13,12 @@ As Paimon-Spark does:
   the distributed read path and written back as retractions (RowKind ``-D``) through the
   distributed writer, in one APPEND snapshot (``performPrimaryKeyDelete``). Whole rows are
   written, not only keys, so NOT NULL value columns keep a value.
-* Any other predicate on an append table is refused: copy-on-write is not implemented yet.
+* ``DELETE FROM t WHERE c`` on an append table, by copy-on-write (``performNonPrimaryKeyDelete``
+  without deletion vectors): the live files holding a row satisfying ``c`` are found by
+  reading each file on the executors, their other rows (``NOT (c <=> true)``, so rows where
+  ``c`` is NULL stay) are written again, and the old files are deleted in the same commit
+  (kind OVERWRITE, as Paimon's commit of deleted files). A predicate with a subquery is
+  refused there: it is evaluated per file, outside the session's table resolution.
 
 A refused or failed statement commits nothing.
 """
@@ -21,6 +26,8 @@ A refused or failed statement commits nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import PySparkException
@@ -29,6 +36,7 @@ from pyspark.sql import types as st
 from sqlglot import exp
 
 from paimon_core.binary_row import deserialize_row
+from paimon_core.commit_message import CommitMessage
 from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
@@ -95,15 +103,64 @@ def delete(
             return table.new_commit().truncate_table()
         return table.new_commit().truncate_partitions(specs) if specs else None
     if not table.schema.primary_keys:
-        raise SqlError(
-            f"DELETE FROM {shown}: only predicates on partition columns are supported on "
-            "append tables (copy-on-write is not implemented)"
-        )
+        return _copy_on_write(spark, table, predicate, shown)
     select = exp.select(exp.Star()).from_(tree.this.copy()).where(predicate.copy())
     rows = read(select.sql(dialect=PaimonSpark))
     from sql_ext.datapath.write import write_dataframe
 
     return write_dataframe(table, rows, row_kind=DELETE_ROW_KIND)
+
+
+def _copy_on_write(
+    spark: SparkSession, table: FileStoreTable, predicate: exp.Expr, shown: str
+) -> int | None:
+    """Rewrite the files of the latest snapshot holding matching rows without them, and
+    delete those files, in one commit; None when no row matches."""
+    from sql_ext.datapath.read import plan_dataframe, plan_read
+    from sql_ext.datapath.write import write_dataframe
+
+    if predicate.find(exp.Select, exp.Subquery) is not None:
+        raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    plan = plan_read(table, snapshot)  # one split per file on append tables
+    condition = _bare(predicate)
+    frames = [
+        plan_dataframe(spark, replace(plan, splits=(split,))).withColumn(_INDEX, F.lit(i))
+        for i, split in enumerate(plan.splits)
+    ]
+    if not frames:
+        return None
+    try:
+        candidates = reduce(lambda a, b: a.unionByName(b), frames)
+        hits = candidates.filter(F.expr(condition.sql(dialect="spark")))
+        touched = sorted(r[0] for r in hits.select(_INDEX).distinct().collect())
+    except PySparkException as e:
+        raise SqlError(f"DELETE FROM {shown}: invalid WHERE: {first_line(e)}") from None
+    if not touched:
+        return None
+    splits = tuple(plan.splits[i] for i in touched)
+    keep = exp.Not(this=exp.NullSafeEQ(this=exp.Paren(this=condition), expression=exp.true()))
+    kept = plan_dataframe(spark, replace(plan, splits=splits)).filter(
+        F.expr(keep.sql(dialect="spark"))
+    )
+    probe = table.new_write()
+    total = probe.total_buckets  # as the writer records it in the entries it adds
+    probe.close()
+    deleted = [CommitMessage(s.partition, s.bucket, total, deleted_files=s.files) for s in splits]
+    return write_dataframe(table, kept, deleted=deleted)
+
+
+def _bare(predicate: exp.Expr) -> exp.Expr:
+    """``predicate`` with its columns unqualified (the table's alias means nothing outside
+    the statement)."""
+    bare = predicate.copy()
+    for column in bare.find_all(exp.Column):
+        column.set("table", None)
+        column.set("db", None)
+        column.set("catalog", None)
+    return bare
 
 
 def _on_partitions_only(table: FileStoreTable, predicate: exp.Expr) -> bool:
@@ -120,12 +177,7 @@ def _matching_partitions(
     """The specs of the latest snapshot's partitions whose values satisfy ``predicate``,
     evaluated by Spark over a small DataFrame of those values; None: the table is not
     partitioned and the (column-free) predicate holds, so everything goes."""
-    bare = predicate.copy()
-    for column in bare.find_all(exp.Column):
-        column.set("table", None)
-        column.set("db", None)
-        column.set("catalog", None)
-    condition = bare.sql(dialect="spark")
+    condition = _bare(predicate).sql(dialect="spark")
     fields = table.schema.partition_fields
     snapshot = table.latest_snapshot()
     values: list[tuple[Any, ...]] = []

@@ -174,13 +174,19 @@ class WriteJob:
         if result is not None:
             yield pa.record_batch([pa.array([result], pa.binary())], names=["result"])
 
-    def commit(self, results: Iterable[bytes], overwrite: Overwrite) -> int | None:
-        """Commit the tasks' messages in one snapshot, then remove what lost attempts left.
+    def commit(
+        self,
+        results: Iterable[bytes],
+        overwrite: Overwrite,
+        deleted: Iterable[CommitMessage] = (),
+    ) -> int | None:
+        """Commit the tasks' messages (and ``deleted``, files the statement removes) in one
+        snapshot, then remove what lost attempts left.
 
         Any failure removes every file the job wrote.
         """
         kept: set[str] = set()
-        messages: list[CommitMessage] = []
+        messages: list[CommitMessage] = list(deleted)
         try:
             for result in results:
                 task_messages, paths = pickle.loads(result)
@@ -221,11 +227,16 @@ class WriteJob:
 
 
 def write_dataframe(
-    table: FileStoreTable, df: DataFrame, overwrite: Overwrite = False, row_kind: int = 0
+    table: FileStoreTable,
+    df: DataFrame,
+    overwrite: Overwrite = False,
+    row_kind: int = 0,
+    deleted: Iterable[CommitMessage] = (),
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
-    (3, -D: DELETE's retractions of a primary-key table).
+    (3, -D: DELETE's retractions of a primary-key table); ``deleted`` are files removed in
+    the same commit (a copy-on-write DELETE's rewritten files; appends only).
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -249,7 +260,7 @@ def write_dataframe(
     except BaseException:
         job.abort()
         raise
-    return job.commit((row[0] for row in rows), overwrite)
+    return job.commit((row[0] for row in rows), overwrite, deleted)
 
 
 def _route(job: WriteJob, df: DataFrame) -> DataFrame:

@@ -24,7 +24,7 @@ def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
 
 
 def rows(session: PaimonSession, query: str) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in session.sql(query).collect())
+    return sorted((tuple(r) for r in session.sql(query).collect()), key=repr)
 
 
 def snapshots(session: PaimonSession, name: str = "db.t") -> list[tuple[int, str]]:
@@ -109,11 +109,39 @@ def test_delete_without_where_truncates(append: PaimonSession, warehouse: str, o
     assert oracle("read", warehouse, "db.t") == []
 
 
-def test_delete_on_append_table_refuses_other_predicates(append: PaimonSession) -> None:
-    with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: only predicates on partition"):
-        append.sql("DELETE FROM db.t WHERE id = 1")
+def test_delete_on_append_table_rewrites_touched_files(
+    append: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    append.sql("INSERT INTO db.t VALUES (5, 'x', 1), (NULL, 'x', 1)")
+    before = data_files(warehouse)
+    append.sql("DELETE FROM db.t AS a WHERE a.id = 1 OR id > 3")
+    left = sorted([(None, "x", 1), (2, "x", 2), (3, "y", 1)], key=repr)
+    assert rows(append, "SELECT * FROM db.t") == left  # NULL id: the predicate is not true
+    assert snapshots(append)[-1] == (4, "OVERWRITE")
+    snapshot = append.catalog.get_table("db.t").latest_snapshot()
+    assert snapshot is not None
+    live = {
+        e.file.file_name for e in append.catalog.get_table("db.t").new_scan().read_entries(snapshot)
+    }
+    kept = {os.path.basename(p) for p in before if "dt=x/h=2" in p or "dt=y/h=1" in p}
+    assert len(kept) == 2 and kept <= live  # files without a matching row stay as they are
+    assert not any("dt=z" in p for p in data_files(warehouse) if os.path.basename(p) in live)
+    java = oracle("read", warehouse, "db.t")
+    assert sorted(((r["id"], r["dt"], r["h"]) for r in java), key=repr) == left
+    assert rows(append, "SELECT * FROM db.t VERSION AS OF 3") == sorted(
+        [*ALL, (5, "x", 1), (None, "x", 1)], key=repr
+    )
+    append.sql("DELETE FROM db.t WHERE id = 99")
+    assert len(snapshots(append)) == 4  # nothing matched: no snapshot
+
+
+def test_delete_on_append_table_refusals_change_nothing(append: PaimonSession) -> None:
+    with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: subqueries"):
+        append.sql("DELETE FROM db.t WHERE id IN (SELECT 1)")
     with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: invalid WHERE"):
         append.sql("DELETE FROM db.t WHERE dt = nosuchfunction(h)")
+    with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: invalid WHERE"):
+        append.sql("DELETE FROM db.t WHERE nosuchcolumn = 1")
     assert len(snapshots(append)) == 2
     assert rows(append, "SELECT * FROM db.t") == ALL
 
@@ -162,3 +190,20 @@ def test_failed_delete_commits_nothing(
     assert data_files(warehouse) == files  # the retractions written were removed again
     assert not [n for n in os.listdir(os.path.join(warehouse, "db.db", "t")) if "_write-" in n]
     assert len(rows(pk, "SELECT * FROM db.t")) == 4
+
+
+def test_failed_copy_on_write_delete_commits_nothing(
+    append: PaimonSession, warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = data_files(warehouse)
+
+    def fail(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(FileStoreCommit, "_commit_with_retry", fail)
+    with pytest.raises(RuntimeError, match="injected"):
+        append.sql("DELETE FROM db.t WHERE id = 1 OR id = 3")
+    monkeypatch.undo()
+    assert len(snapshots(append)) == 2
+    assert data_files(warehouse) == files  # the rewritten files were removed again
+    assert rows(append, "SELECT * FROM db.t") == ALL
