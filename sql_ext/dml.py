@@ -104,11 +104,34 @@ def delete(
         return table.new_commit().truncate_partitions(specs) if specs else None
     if not table.schema.primary_keys:
         return _copy_on_write(spark, table, predicate, shown)
+    _check_retractable(table, shown)
     select = exp.select(exp.Star()).from_(tree.this.copy()).where(predicate.copy())
     rows = read(select.sql(dialect=PaimonSpark))
     from sql_ext.datapath.write import write_dataframe
 
     return write_dataframe(table, rows, row_kind=DELETE_ROW_KIND)
+
+
+def _check_retractable(table: FileStoreTable, shown: str) -> None:
+    """Refuse merge engines that would not drop a key on a ``-D`` row, with Paimon's rule
+    (``PrimaryKeyTableUtils.validatePKUpsertDeletable``). Paimon-Spark then rewrites the
+    table's files instead; that copy-on-write of primary-key tables is not implemented here."""
+    options = table.options
+    engine = options.merge_engine
+    if engine == "deduplicate":
+        return
+    if engine == "partial-update" and (
+        options.get_bool("partial-update.remove-record-on-delete", False)
+        or options.get_str("partial-update.remove-record-on-sequence-group")
+    ):
+        return
+    if engine == "aggregation" and options.get_bool("aggregation.remove-record-on-delete", False):
+        return
+    raise SqlError(
+        f"DELETE FROM {shown}: merge engine {engine} does not remove rows on delete; only "
+        "predicates on partition columns are supported (see Paimon's "
+        "partial-update/aggregation.remove-record-on-delete)"
+    )
 
 
 def _copy_on_write(
