@@ -44,6 +44,7 @@ from sql_ext.datapath import source as data_source
 from sql_ext.datapath.pushdown import needed_names, table_predicate
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
+from sql_ext.dml import delete, truncate
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
@@ -336,6 +337,8 @@ class PaimonSession:
             return self._analyze(tree, text)
         if isinstance(tree, exp.Refresh) and isinstance(tree.this, exp.Table):
             return self._refresh(tree.this, text)
+        if isinstance(tree, (exp.Delete, exp.TruncateTable)):
+            return self._dml(tree, text)
         return self._unsupported_on_paimon(tree, text)
 
     def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
@@ -778,6 +781,22 @@ class PaimonSession:
         if target is None:
             return self._spark_sql(text)
         self._load(*target)
+        return _empty(self.spark)
+
+    def _dml(self, tree: exp.Delete | exp.TruncateTable, text: str) -> DataFrame:
+        """TRUNCATE TABLE / DELETE FROM a Paimon table (`sql_ext.dml`); others: Spark's."""
+        tables = [tree.this] if isinstance(tree, exp.Delete) else tree.expressions
+        if len(tables) != 1 or not isinstance(tables[0], exp.Table):
+            return self._unsupported_on_paimon(tree, text)
+        target = self._target(tables[0]) if not _has_paimon_syntax(tables[0]) else None
+        if target is None or not self._table_exists(*target):
+            return self._unsupported_on_paimon(tree, text)
+        table = self._load(*target, writes=True)
+        shown = f"{CATALOG_NAME}.{target[0]}.{target[1]}"
+        if isinstance(tree, exp.TruncateTable):
+            truncate(self.spark, table, tree, shown)
+        else:
+            delete(self.spark, table, tree, shown, lambda q: self._query(parse_statement(q)))
         return _empty(self.spark)
 
     def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:

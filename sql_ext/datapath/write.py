@@ -58,6 +58,9 @@ is not partitioned). A mapping: replace that static partition spec (``{}``: the 
 
 STAGING_PREFIX = "_write-"
 BUCKET_COLUMN = "_paimon_bucket"
+ROW_KIND_COLUMN = "_paimon_row_kind"
+"""Int8 RowKind per row (0 +I, 3 -D), added by ``write_dataframe(row_kind=...)``: DELETE on a
+primary-key table writes its rows as retractions, as Paimon-Spark's ``ROW_KIND_COL``."""
 RESULT_SCHEMA = "result binary"
 _TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULTILINE)
 
@@ -153,7 +156,11 @@ class WriteJob:
                 if batch.num_rows:
                     if BUCKET_COLUMN in batch.schema.names:
                         batch = batch.drop_columns([BUCKET_COLUMN])
-                    write.write_arrow(fit(self.table, batch))
+                    kinds = None
+                    if ROW_KIND_COLUMN in batch.schema.names:
+                        kinds = batch.column(ROW_KIND_COLUMN)
+                        batch = batch.drop_columns([ROW_KIND_COLUMN])
+                    write.write_arrow(fit(self.table, batch), kinds)
             messages = write.prepare_commit()
         finally:
             write.close()
@@ -167,13 +174,19 @@ class WriteJob:
         if result is not None:
             yield pa.record_batch([pa.array([result], pa.binary())], names=["result"])
 
-    def commit(self, results: Iterable[bytes], overwrite: Overwrite) -> int | None:
-        """Commit the tasks' messages in one snapshot, then remove what lost attempts left.
+    def commit(
+        self,
+        results: Iterable[bytes],
+        overwrite: Overwrite,
+        deleted: Iterable[CommitMessage] = (),
+    ) -> int | None:
+        """Commit the tasks' messages (and ``deleted``, files the statement removes) in one
+        snapshot, then remove what lost attempts left.
 
         Any failure removes every file the job wrote.
         """
         kept: set[str] = set()
-        messages: list[CommitMessage] = []
+        messages: list[CommitMessage] = list(deleted)
         try:
             for result in results:
                 task_messages, paths = pickle.loads(result)
@@ -214,10 +227,16 @@ class WriteJob:
 
 
 def write_dataframe(
-    table: FileStoreTable, df: DataFrame, overwrite: Overwrite = False
+    table: FileStoreTable,
+    df: DataFrame,
+    overwrite: Overwrite = False,
+    row_kind: int = 0,
+    deleted: Iterable[CommitMessage] = (),
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
-    the snapshot id (None when nothing changed).
+    the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
+    (3, -D: DELETE's retractions of a primary-key table); ``deleted`` are files removed in
+    the same commit (a copy-on-write DELETE's rewritten files; appends only).
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -227,7 +246,10 @@ def write_dataframe(
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
     job = WriteJob.start(table, overwrite is not False)
-    routed = _route(job, conform(table, df))
+    conformed = conform(table, df)
+    if row_kind:
+        conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
+    routed = _route(job, conformed)
     try:
         rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
     except PySparkException as e:
@@ -238,7 +260,7 @@ def write_dataframe(
     except BaseException:
         job.abort()
         raise
-    return job.commit((row[0] for row in rows), overwrite)
+    return job.commit((row[0] for row in rows), overwrite, deleted)
 
 
 def _route(job: WriteJob, df: DataFrame) -> DataFrame:
