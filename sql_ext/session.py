@@ -34,7 +34,6 @@ from sqlglot.tokens import Token
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from paimon_core.time_travel import travel_table
-from procedures import call_procedure
 from procedures.base import CallContext
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
@@ -54,6 +53,7 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
+from sql_ext.metadata.engine import run_call
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
 from sql_ext.parse import (
@@ -651,17 +651,12 @@ class PaimonSession:
     # ------------------------------------------------------------------- statements
 
     def _call(self, statement: CallStatement) -> DataFrame:
-        if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
-            raise SqlError(f"Catalog {statement.catalog} does not support procedures")
-        result = call_procedure(
-            statement.procedure,
-            statement.args or None,
-            statement.positional or None,
-            catalog=self._paimon(),
-            current_database=self.current_database,
-            time_zone=self._time_zone(),
-            catalog_name=CATALOG_NAME,
-            table_hook=self._procedure_table,
+        result = run_call(
+            statement,
+            self._paimon(),
+            self.current_database,
+            self._time_zone(),
+            self._procedure_table,
         )
         return local_dataframe(self.spark, result.rows, result.spark_schema())
 

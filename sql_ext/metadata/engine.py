@@ -14,7 +14,7 @@ session time zone, `spark.paimon.*` dynamic options, the catalog options.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -22,7 +22,7 @@ from sqlglot import exp
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist
 from paimon_core.time_travel import travel_table
-from procedures import call_procedure
+from procedures import ProcedureResult, call_procedure
 from procedures.base import CallContext
 from sql_ext.alter_syntax import is_alter
 from sql_ext.dynamic_options import PREFIX, with_dynamic_options
@@ -58,6 +58,28 @@ _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _EXPLAIN = re.compile(r"\s*EXPLAIN\b", re.IGNORECASE)
 QUERY_DEFAULTS = {"spark.sql.casesensitive": "false", "spark.sql.orderbyordinal": "true"}
 """Settings the SELECT evaluator assumes; set otherwise, Spark answers the queries."""
+
+
+def run_call(
+    statement: CallStatement,
+    catalog: FileSystemCatalog,
+    current_database: str,
+    time_zone: str | None,
+    table_hook: Callable[[FileStoreTable, str, str], FileStoreTable],
+) -> ProcedureResult:
+    """``CALL [paimon.]sys.<procedure>(...)``: the same rows whether Spark runs or not."""
+    if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
+        raise SqlError(f"Catalog {statement.catalog} does not support procedures")
+    return call_procedure(
+        statement.procedure,
+        statement.args or None,
+        statement.positional or None,
+        catalog=catalog,
+        current_database=current_database,
+        time_zone=time_zone,
+        catalog_name=CATALOG_NAME,
+        table_hook=table_hook,
+    )
 
 
 class MetadataEngine:
@@ -133,19 +155,15 @@ class MetadataEngine:
         return with_dynamic_options(table, self._dynamic, CATALOG_NAME, database, scoped_as)
 
     def _call(self, statement: CallStatement) -> Rows:
-        if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
-            raise SqlError(f"Catalog {statement.catalog} does not support procedures")
-        result = call_procedure(
-            statement.procedure,
-            statement.args or None,
-            statement.positional or None,
-            catalog=self._paimon(),
-            current_database=self.current_database,
-            time_zone=self._time_zone,
-            catalog_name=CATALOG_NAME,
-            table_hook=self._procedure_table,
+        return Rows.of(
+            run_call(
+                statement,
+                self._paimon(),
+                self.current_database,
+                self._time_zone,
+                self._procedure_table,
+            )
         )
-        return Rows.of(result)
 
     def _tag_ddl(self, text: str) -> Rows:
         statement = parse_tag_ddl(text)
