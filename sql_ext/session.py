@@ -34,7 +34,6 @@ from sqlglot.tokens import Token
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
 from paimon_core.time_travel import travel_table
-from procedures.base import CallContext
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
@@ -53,7 +52,7 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
-from sql_ext.metadata.engine import run_call
+from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
 from sql_ext.parse import (
@@ -77,7 +76,7 @@ from sql_ext.tables import (
     static_partition,
     table_spec,
 )
-from sql_ext.tag_ddl import is_tag_ddl, parse_tag_ddl, run_tag_statement
+from sql_ext.tag_ddl import is_tag_ddl
 from sql_ext.views import (
     SNAPSHOT_SYSTEM_TABLES,
     ViewScope,
@@ -675,16 +674,7 @@ class PaimonSession:
         return _empty(self.spark)
 
     def _tag_ddl(self, text: str) -> DataFrame:
-        statement = parse_tag_ddl(text)
-        procedure = "show_tags" if statement.action == "show" else f"{statement.action}_tag"
-        context = CallContext(
-            self._paimon(),
-            self.current_database,
-            procedure,
-            catalog_name=CATALOG_NAME,
-            table_hook=self._procedure_table,
-        )
-        result = run_tag_statement(statement, context=context)
+        result = run_tag_ddl(text, self._paimon(), self.current_database, self._procedure_table)
         return local_dataframe(self.spark, result.rows, result.spark_schema())
 
     def _database_name(self, table: exp.Table) -> str | None:

@@ -82,6 +82,22 @@ def run_call(
     )
 
 
+def run_tag_ddl(
+    text: str,
+    catalog: FileSystemCatalog,
+    current_database: str,
+    table_hook: Callable[[FileStoreTable, str, str], FileStoreTable],
+) -> ProcedureResult:
+    """``ALTER TABLE ... CREATE|REPLACE|DELETE|RENAME TAG`` or ``SHOW TAGS``, run as the
+    procedure it stands for, whether Spark runs or not."""
+    statement = parse_tag_ddl(text)
+    procedure = "show_tags" if statement.action == "show" else f"{statement.action}_tag"
+    context = CallContext(
+        catalog, current_database, procedure, catalog_name=CATALOG_NAME, table_hook=table_hook
+    )
+    return run_tag_statement(statement, context=context)
+
+
 class MetadataEngine:
     """Answers metadata statements over one warehouse, holding the current database."""
 
@@ -166,16 +182,9 @@ class MetadataEngine:
         )
 
     def _tag_ddl(self, text: str) -> Rows:
-        statement = parse_tag_ddl(text)
-        procedure = "show_tags" if statement.action == "show" else f"{statement.action}_tag"
-        context = CallContext(
-            self._paimon(),
-            self.current_database,
-            procedure,
-            catalog_name=CATALOG_NAME,
-            table_hook=self._procedure_table,
+        return Rows.of(
+            run_tag_ddl(text, self._paimon(), self.current_database, self._procedure_table)
         )
-        return Rows.of(run_tag_statement(statement, context=context))
 
     def _use(self, tree: exp.Use) -> Rows | None:
         target = tree.this

@@ -33,6 +33,19 @@ TABLES = (
 )
 
 
+def dotted_name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
+    """The parts of ``a.b.c`` starting at ``position``, and the position after them."""
+    parts: list[str] = []
+    while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
+        parts.append(tokens[position].text)
+        position += 1
+        if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
+            position += 1
+        else:
+            break
+    return tuple(parts), position
+
+
 def tokenize(text: str) -> list[Token]:
     try:
         return PaimonSpark.Tokenizer(dialect=PaimonSpark()).tokenize(text)
@@ -87,16 +100,9 @@ def show_catalog(
     if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
         return None
     position = 1
-    namespace: list[str] = []
+    namespace: tuple[str, ...] = ()
     if position < len(tokens) and words[position] in ("FROM", "IN"):
-        position += 1
-        while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
-            namespace.append(tokens[position].text)
-            position += 1
-            if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
-                position += 1
-            else:
-                break
+        namespace, position = dotted_name(tokens, position + 1)
     pattern, position = like_pattern(tokens, position)
     if position != len(tokens):
         return None

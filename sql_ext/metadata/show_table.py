@@ -25,7 +25,7 @@ from sqlglot.tokens import Token, TokenType
 from procedures.base import Column, ProcedureResult
 from sql_ext.errors import SqlError
 from sql_ext.metadata.config import CATALOG_NAME
-from sql_ext.metadata.show import like_pattern, matches_pattern, tokenize
+from sql_ext.metadata.show import dotted_name, like_pattern, matches_pattern, tokenize
 from sql_ext.metadata.spark_names import column_ddl, quote_if_needed, tree_string
 from sql_ext.metadata.table_info import RESERVED, redacted, table_properties, table_type
 
@@ -60,18 +60,6 @@ class TableShow:
     database: tuple[str, ...] = ()
     partition: tuple[tuple[str, Token | None], ...] | None = None
     pattern: str | None = None
-
-
-def _name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
-    parts: list[str] = []
-    while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
-        parts.append(tokens[position].text)
-        position += 1
-        if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
-            position += 1
-        else:
-            break
-    return tuple(parts), position
 
 
 def _property_key(tokens: list[Token], position: int) -> tuple[str | None, int]:
@@ -131,7 +119,7 @@ def parse_table_show(rest: str) -> TableShow | None:
     words = [t.text.upper() for t in tokens]
     text = f"SHOW {rest}"
     if words[:2] == ["CREATE", "TABLE"]:
-        table, position = _name(tokens, 2)
+        table, position = dotted_name(tokens, 2)
         if words[position : position + 2] == ["AS", "SERDE"]:
             raise SqlError(
                 f"SHOW CREATE TABLE ... AS SERDE is not supported on Paimon tables: {text}"
@@ -140,17 +128,17 @@ def parse_table_show(rest: str) -> TableShow | None:
             return None
         return TableShow("create", table)
     if words[:1] == ["COLUMNS"] and len(words) > 2 and words[1] in ("IN", "FROM"):
-        table, position = _name(tokens, 2)
+        table, position = dotted_name(tokens, 2)
         database: tuple[str, ...] = ()
         if position < len(tokens) and words[position] in ("IN", "FROM"):
-            database, position = _name(tokens, position + 1)
+            database, position = dotted_name(tokens, position + 1)
             if not database:
                 return None
         if not table or position != len(tokens):
             return None
         return TableShow("columns", table, database)
     if words[:1] == ["TBLPROPERTIES"]:
-        table, position = _name(tokens, 1)
+        table, position = dotted_name(tokens, 1)
         key = None
         if position < len(tokens) and tokens[position].token_type == TokenType.L_PAREN:
             parts, position = _property_key(tokens, position + 1)
@@ -161,7 +149,7 @@ def parse_table_show(rest: str) -> TableShow | None:
             return None
         return TableShow("properties", table, pattern=key)
     if words[:1] == ["PARTITIONS"]:
-        table, position = _name(tokens, 1)
+        table, position = dotted_name(tokens, 1)
         spec = None
         if position < len(tokens) and words[position] == "PARTITION":
             spec, position = _partition_spec(tokens, position + 1, text)
@@ -172,7 +160,7 @@ def parse_table_show(rest: str) -> TableShow | None:
         position = 2
         database = ()
         if position < len(tokens) and words[position] in ("IN", "FROM"):
-            database, position = _name(tokens, position + 1)
+            database, position = dotted_name(tokens, position + 1)
         pattern, position = like_pattern(tokens, position)
         if pattern is None:
             return None
