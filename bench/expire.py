@@ -29,8 +29,8 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.expire import expire_snapshots
-from paimon_core.tag_management import create_tag
+from paimon_core.lifecycle.expire import expire_snapshots
+from paimon_core.lifecycle.tag_management import create_tag
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 PARTITIONED = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])

@@ -17,9 +17,10 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.fileio import FileIO, get_file_io
-from paimon_core.paths import MAX_NAME_BYTES
-from paimon_core.schema import SchemaManager, TableSchema, schema_from_arrow
+from paimon_core.format.paths import MAX_NAME_BYTES
+from paimon_core.format.schema import SchemaManager, TableSchema, schema_from_arrow
+from paimon_core.io.fileio import FileIO
+from paimon_core.io.load import get_file_io
 from paimon_core.table import FileStoreTable
 
 DB_SUFFIX = ".db"

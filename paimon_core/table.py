@@ -6,22 +6,23 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.fileio import FileIO, get_file_io
-from paimon_core.options import CoreOptions
-from paimon_core.schema import SchemaManager, TableSchema
-from paimon_core.snapshot import Snapshot, SnapshotManager
-from paimon_core.tag import TagManager
-from paimon_core.time_travel import try_travel_snapshot
+from paimon_core.format.options import CoreOptions
+from paimon_core.format.schema import SchemaManager, TableSchema
+from paimon_core.format.snapshot import Snapshot, SnapshotManager
+from paimon_core.format.tag import TagManager
+from paimon_core.io.fileio import FileIO
+from paimon_core.io.load import get_file_io
+from paimon_core.operations.time_travel import try_travel_snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from paimon_core.commit import FileStoreCommit
-    from paimon_core.index_manifest import IndexManifestFile
-    from paimon_core.manifest import ManifestFile, ManifestList
-    from paimon_core.read import TableRead
-    from paimon_core.scan import TableScan
-    from paimon_core.write import TableWrite
+    from paimon_core.format.index_manifest import IndexManifestFile
+    from paimon_core.format.manifest import ManifestFile, ManifestList
+    from paimon_core.operations.commit import FileStoreCommit
+    from paimon_core.operations.read import TableRead
+    from paimon_core.operations.scan import TableScan
+    from paimon_core.operations.write import TableWrite
 
 
 @dataclass(eq=False)
@@ -116,7 +117,7 @@ class FileStoreTable:
 
     @cached_property
     def manifest_file(self) -> ManifestFile:
-        from paimon_core.manifest import ManifestFile
+        from paimon_core.format.manifest import ManifestFile
 
         return ManifestFile(
             self.file_io,
@@ -127,13 +128,13 @@ class FileStoreTable:
 
     @cached_property
     def manifest_list(self) -> ManifestList:
-        from paimon_core.manifest import ManifestList
+        from paimon_core.format.manifest import ManifestList
 
         return ManifestList(self.file_io, self.path, compression=self.options.manifest_compression)
 
     @cached_property
     def index_manifest_file(self) -> IndexManifestFile:
-        from paimon_core.index_manifest import IndexManifestFile
+        from paimon_core.format.index_manifest import IndexManifestFile
 
         return IndexManifestFile(
             self.file_io, self.path, compression=self.options.manifest_compression
@@ -149,22 +150,23 @@ class FileStoreTable:
     def new_write(self, overwrite: bool = False, **kwargs: Any) -> TableWrite:
         """A writer producing data files and commit messages (runs anywhere: no driver state);
         ``kwargs`` as ``TableWrite``'s (``base_snapshot``, ``on_new_file``)."""
-        from paimon_core.write import TableWrite
+        from paimon_core.operations.write import TableWrite
 
         return TableWrite(self, overwrite=overwrite, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        from paimon_core.commit import FileStoreCommit
+        from paimon_core.lifecycle.post_commit import POST_COMMIT_HOOKS
+        from paimon_core.operations.commit import FileStoreCommit
 
-        return FileStoreCommit(self, commit_user=commit_user)
+        return FileStoreCommit(self, commit_user=commit_user, post_commit=POST_COMMIT_HOOKS)
 
     def new_scan(self) -> TableScan:
-        from paimon_core.scan import TableScan
+        from paimon_core.operations.scan import TableScan
 
         return TableScan(self)
 
     def new_read(self) -> TableRead:
-        from paimon_core.read import TableRead
+        from paimon_core.operations.read import TableRead
 
         return TableRead(self)
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import PaimonError
-from paimon_core.paths import java_float_string
+from paimon_core.format.paths import java_float_string
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType as SparkDataType

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paimon_core.expire import expire_snapshots
-from paimon_core.orphan import remove_orphan_files
+from paimon_core.lifecycle.expire import expire_snapshots
+from paimon_core.lifecycle.orphan import remove_orphan_files
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.rollback import DRY_RUN, dry_run_result
 

@@ -3,7 +3,7 @@
 Both return ``previous_snapshot_id, current_snapshot_id``. Beyond Paimon, each takes a last
 optional ``dry_run BOOLEAN``: nothing is changed and the result gets a third column,
 ``file_to_delete STRING``, one row per file the rollback would delete (snapshot and tag
-files, then the data files and manifests only they used; see ``paimon_core.rollback``), or a
+files, then the data files and manifests only they used; see ``paimon_core.lifecycle.rollback``), or a
 single row with NULL there when it would delete nothing. Paimon's two columns repeat on
 every row.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paimon_core import rollback as core_rollback
+from paimon_core.lifecycle import rollback as core_rollback
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 
 ROLLBACK_OUTPUT = (

@@ -17,8 +17,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from paimon_core import tag_management
-from paimon_core.options import parse_duration
+from paimon_core.format.options import parse_duration
+from paimon_core.lifecycle import tag_management
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.rollback import DRY_RUN, dry_run_result
 

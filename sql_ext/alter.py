@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from pyspark.errors import PySparkException
 from pyspark.sql import types as st
 
-from paimon_core import schema as sc
 from paimon_core.exceptions import DatabaseNotExist, PaimonError
-from paimon_core.types import DataField, DataType
+from paimon_core.format import schema as sc
+from paimon_core.format.types import DataField, DataType
 from sql_ext.alter_syntax import AlterHead, AlterTable, ColumnChange, parse_actions
 from sql_ext.errors import SqlError, first_line
 from sql_ext.metadata.config import CATALOG_NAME

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from paimon_core.paths import java_float_string
-from paimon_core.statistics import ColStats, Statistics
+from paimon_core.format.paths import java_float_string
+from paimon_core.format.statistics import ColStats, Statistics
 from sql_ext.errors import SqlError
 from sql_ext.metadata.table_info import FIXED_SIZES
 from sql_ext.views import table_dataframe
@@ -27,8 +27,8 @@ from sql_ext.views import table_dataframe
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
+    from paimon_core.format.types import DataField
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField
 
 __all__ = ["AnalyzeSpec", "analyze_spec", "analyze_table"]
 

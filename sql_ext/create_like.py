@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paimon_core.schema import TableSchema, new_table_schema
-from paimon_core.types import DataField
+from paimon_core.format.schema import TableSchema, new_table_schema
+from paimon_core.format.types import DataField
 from sql_ext.errors import SqlError
 from sql_ext.spark_types import from_spark_type, to_spark_type
 from sql_ext.tables import PAIMON_PROVIDER

@@ -35,8 +35,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
 
-from paimon_core.binary_row import deserialize_row
-from paimon_core.commit_message import CommitMessage
+from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.commit_message import CommitMessage
 from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type

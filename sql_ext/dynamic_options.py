@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import SchemaError
-from paimon_core.schema import check_dynamic_option
+from paimon_core.format.schema import check_dynamic_option
 from sql_ext.errors import SqlError
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
-from paimon_core.time_travel import travel_table
+from paimon_core.operations.time_travel import travel_table
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
@@ -89,7 +89,7 @@ from sql_ext.views import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from paimon_core.snapshot import Snapshot
+    from paimon_core.format.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
 
 __all__ = [

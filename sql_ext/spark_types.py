@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as st
 
-from paimon_core import types as pt
-from paimon_core.types import DataField, DataType
+from paimon_core.format import types as pt
+from paimon_core.format.types import DataField, DataType
 from sql_ext.errors import SqlError
 
 _TO_SPARK: dict[str, st.DataType] = {

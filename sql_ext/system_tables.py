@@ -17,11 +17,10 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.binary_row import deserialize_row, row_arity
 from paimon_core.exceptions import SnapshotNotFound, TableNotExist
-from paimon_core.file_deletion import TableFiles
-from paimon_core.options import duration_to_java_string
-from paimon_core.paths import (
+from paimon_core.format.binary_row import deserialize_row, row_arity
+from paimon_core.format.options import duration_to_java_string
+from paimon_core.format.paths import (
     BRANCH_DIR,
     BRANCH_PREFIX,
     CONSUMER_DIR,
@@ -29,20 +28,21 @@ from paimon_core.paths import (
     java_float_string,
     partition_value_string,
 )
-from paimon_core.snapshot import jackson_json
-from paimon_core.statistics import read_statistics
-from paimon_core.time_travel import has_time_travel, resolve_snapshot
-from paimon_core.types import data_field_to_json
+from paimon_core.format.snapshot import jackson_json
+from paimon_core.format.statistics import read_statistics
+from paimon_core.format.types import data_field_to_json
+from paimon_core.lifecycle.file_deletion import TableFiles
+from paimon_core.operations.time_travel import has_time_travel, resolve_snapshot
 from procedures.base import epoch_millis_to_local, resolve_time_zone, spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-    from paimon_core.manifest import DataFileMeta, ManifestEntry
-    from paimon_core.schema import TableSchema
-    from paimon_core.snapshot import Snapshot
+    from paimon_core.format.manifest import DataFileMeta, ManifestEntry
+    from paimon_core.format.schema import TableSchema
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.format.types import DataField, DataType
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField, DataType
 
 __all__ = [
     "SYSTEM_TABLES",

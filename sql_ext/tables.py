@@ -18,9 +18,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
 
-from paimon_core.default_value import validate_defaults
-from paimon_core.schema import TableSchema, new_table_schema
-from paimon_core.types import DataField
+from paimon_core.format.default_value import validate_defaults
+from paimon_core.format.schema import TableSchema, new_table_schema
+from paimon_core.format.types import DataField
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from sqlglot.tokens import Token, TokenType
 
-from paimon_core import tag_management
+from paimon_core.lifecycle import tag_management
 from procedures.base import CallContext, Column, ProcedureResult
 from sql_ext.dialect import PaimonSpark
 from sql_ext.parse import SqlParseError

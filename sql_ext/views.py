@@ -23,7 +23,7 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
-from paimon_core.time_travel import SCAN_TIMESTAMP_MILLIS, SCAN_VERSION, travel_table
+from paimon_core.operations.time_travel import SCAN_TIMESTAMP_MILLIS, SCAN_VERSION, travel_table
 from sql_ext.datapath.read import plan_dataframe, plan_read
 from sql_ext.errors import SqlError
 from sql_ext.system_tables import spark_schema, system_table_rows
@@ -31,8 +31,8 @@ from sql_ext.system_tables import spark_schema, system_table_rows
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from paimon_core.scan import Predicate
-    from paimon_core.snapshot import Snapshot
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.operations.scan import Predicate
     from paimon_core.table import FileStoreTable
 
 VIEW_PREFIX = "__paimon_"

@@ -1,7 +1,11 @@
-"""The metadata core must stay free of Spark and sqlglot: it runs on executors and in plain Python."""
+"""The metadata core must stay free of Spark and sqlglot: it runs on executors and in plain Python;
+and its layers (io, format, operations, lifecycle, then the table) only ever import downwards."""
 
+import ast
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 BLOCKER = """
 import sys, importlib.abc
@@ -22,3 +26,102 @@ def test_core_imports_without_pyspark_and_sqlglot() -> None:
     proc = subprocess.run([sys.executable, "-c", BLOCKER], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.strip()) >= 10
+
+
+# paimon_core's layers, lowest first: a module may import its own layer and those below it.
+LAYERS = ("exceptions", "io", "format", "operations", "lifecycle", "table")
+TOP = {"table", "catalog"}
+
+
+def _layer(module: str) -> int:
+    """``paimon_core.format.schema`` -> the rank of ``format``; ``table``/``catalog`` are top."""
+    part = module.split(".")[1]
+    return LAYERS.index("table" if part in TOP else part)
+
+
+def _runtime_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Every ``paimon_core`` import that runs (module level or in a function), skipping
+    ``if TYPE_CHECKING:`` blocks, which only annotations see."""
+    tree = ast.parse(path.read_text())
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            skipped.update(id(n) for child in node.body for n in ast.walk(child))
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            package = (
+                node.module == "paimon_core"
+                or node.module.removeprefix("paimon_core.") in LAYERS[1:5]
+            )
+            names = [f"{node.module}.{a.name}" for a in node.names] if package else [node.module]
+            for name in names:
+                if name.startswith("paimon_core."):
+                    yield node.lineno, name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("paimon_core."):
+                    yield node.lineno, alias.name
+
+
+def test_core_layers_never_import_upwards() -> None:
+    core = Path(__file__).resolve().parent.parent / "paimon_core"
+    modules = [p for p in core.rglob("*.py") if p.name != "__init__.py"]
+    assert {p.parent.name for p in modules} == {"paimon_core", *LAYERS[1:5]}
+    violations = []
+    for path in modules:
+        rel = path.relative_to(core.parent).with_suffix("")
+        importer = ".".join(rel.parts)
+        for line, imported in _runtime_imports(path):
+            if _layer(imported) > _layer(importer):
+                violations.append(f"{rel}.py:{line} imports {imported}")
+    assert not violations, "\n".join(violations)
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from paimon_core.table import FileStoreTable\n"
+        "def f():\n    from paimon_core.lifecycle import expire\n"
+    )
+    assert list(_runtime_imports(source)) == [(5, "paimon_core.lifecycle.expire")]
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """paimon_core module -> the paimon_core modules it imports at run time."""
+    root = Path(__file__).resolve().parent.parent
+    graph: dict[str, set[str]] = {}
+    for path in (root / "paimon_core").rglob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        name = ".".join(path.relative_to(root).with_suffix("").parts)
+        deps = set()
+        for _, imported in _runtime_imports(path):
+            parts = imported.split(".")
+            for size in (3, 2):
+                if root.joinpath(*parts[:size]).with_suffix(".py").exists():
+                    deps.add(".".join(parts[:size]))
+                    break
+        graph[name] = deps - {name}
+    return graph
+
+
+def test_core_modules_import_each_other_without_cycles() -> None:
+    graph = _module_graph()
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in trail:
+            cycle = (*trail[trail.index(module) :], module)
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for dep in sorted(graph.get(module, ())):
+            visit(dep, (*trail, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
+    assert len(graph) >= 30

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 if TYPE_CHECKING:
-    from paimon_core.scan import Predicate
-    from paimon_core.types import DataField
+    from paimon_core.format.types import DataField
+    from paimon_core.operations.scan import Predicate
 
 _COMPARISONS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",

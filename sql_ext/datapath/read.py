@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.read import data_file_path
-from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
+from paimon_core.operations.read import data_file_path
+from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
 from sql_ext.spark_types import to_spark_schema
 
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from paimon_core.scan import Predicate, Split
-    from paimon_core.snapshot import Snapshot
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.format.types import DataField
+    from paimon_core.operations.scan import Predicate, Split
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField
 
 PLAN_OPTION = "__paimon_read_plan"
 """The option carrying a driver-planned read (set by the session, never by users)."""

@@ -36,9 +36,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from paimon_core.bucket import assign_buckets
 from paimon_core.exceptions import PaimonError
-from paimon_core.types import DataField, to_arrow_type
+from paimon_core.format.types import DataField, to_arrow_type
+from paimon_core.operations.bucket import assign_buckets
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from paimon_core.commit_message import CommitMessage
-    from paimon_core.fileio import FileIO
-    from paimon_core.snapshot import Snapshot
+    from paimon_core.format.commit_message import CommitMessage
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.io.fileio import FileIO
     from paimon_core.table import FileStoreTable
 
 Overwrite = bool | Mapping[str, Any]

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist
-from paimon_core.time_travel import travel_table
+from paimon_core.operations.time_travel import travel_table
 from procedures import ProcedureResult, call_procedure
 from procedures.base import CallContext
 from sql_ext.alter_syntax import is_alter

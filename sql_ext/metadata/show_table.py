@@ -31,8 +31,8 @@ from sql_ext.metadata.table_info import RESERVED, redacted, table_properties, ta
 
 if TYPE_CHECKING:
     from paimon_core.catalog import FileSystemCatalog
+    from paimon_core.format.types import DataType
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataType
 
 __all__ = ["TableShow", "parse_table_show", "run_table_show"]
 
@@ -181,7 +181,7 @@ def _spark_string(value: Any, t: DataType) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        from paimon_core.paths import java_float_string
+        from paimon_core.format.paths import java_float_string
 
         return java_float_string(value, single=t.root == "FLOAT")
     if isinstance(value, dt.datetime):
@@ -223,7 +223,7 @@ def _spec_value(token: Token | None, t: DataType, text: str) -> str:
 
 
 def _partitions(table: FileStoreTable, spec: TableShow, shown: str, text: str) -> list[tuple[str]]:
-    from paimon_core.binary_row import deserialize_row
+    from paimon_core.format.binary_row import deserialize_row
 
     schema = table.schema
     if not schema.partition_keys:

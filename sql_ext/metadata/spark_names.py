@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sql_ext.errors import SqlError
 
 if TYPE_CHECKING:
-    from paimon_core.types import DataField, DataType
+    from paimon_core.format.types import DataField, DataType
 
 __all__ = ["column_ddl", "quote_if_needed", "simple_string", "sql_type", "tree_string"]
 

@@ -27,8 +27,8 @@ from sql_ext.errors import SqlError
 from sql_ext.metadata.spark_names import quote_if_needed, simple_string
 
 if TYPE_CHECKING:
+    from paimon_core.format.types import DataType
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataType
 
 __all__ = [
     "RESERVED",
@@ -119,7 +119,7 @@ def _default_size(t: DataType) -> int:
 def _statistics(table: FileStoreTable) -> str:
     """`PaimonStatistics` of a full scan: the files' row count, times the estimated row size
     (ANALYZE's average lengths where known), at least one byte a row."""
-    from paimon_core.statistics import read_statistics
+    from paimon_core.format.statistics import read_statistics
 
     snapshot = table.snapshot_manager.latest_snapshot()
     rows = 0

@@ -16,12 +16,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_core.binary_row import deserialize_row
-from paimon_core.bucket import bucket_for_hash, row_hash
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.manifest import DataFileMeta
+from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.manifest import DataFileMeta
+from paimon_core.format.types import to_arrow_schema
+from paimon_core.operations.bucket import bucket_for_hash, row_hash
 from paimon_core.table import FileStoreTable
-from paimon_core.types import to_arrow_schema
 
 pytestmark = pytest.mark.oracle
 

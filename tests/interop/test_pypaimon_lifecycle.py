@@ -15,13 +15,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_core import rollback as rb
-from paimon_core import tag_management as tm
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.expire import expire_snapshots
+from paimon_core.lifecycle import rollback as rb
+from paimon_core.lifecycle import tag_management as tm
+from paimon_core.lifecycle.expire import expire_snapshots
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_commit, pypaimon_read, pypaimon_write, rows
-from tests.unit.paimon_core.test_lifecycle_state_machine import find_orphans
+from tests.unit.paimon_core.lifecycle.test_lifecycle_state_machine import find_orphans
 
 SCHEMA = pa.schema(
     [

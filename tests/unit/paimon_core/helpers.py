@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.fileio import LocalFileIO
+from paimon_core.io.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
 
 WRITES = ("write_bytes", "write_no_clobber", "overwrite_atomic")

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.snapshot import snapshot_to_json
+from paimon_core.format.snapshot import snapshot_to_json
 from paimon_core.table import FileStoreTable
 from procedures import ProcedureResult, call_procedure
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from paimon_core.tag_management import create_tag
+from paimon_core.lifecycle.tag_management import create_tag
 from procedures import ProcedureError
 from procedures.rollback import DRY_RUN_COLUMN, ROLLBACK_OUTPUT
 from tests.unit.procedures.helpers import (

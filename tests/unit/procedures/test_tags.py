@@ -8,12 +8,12 @@ import os
 import pyarrow as pa
 import pytest
 
-from paimon_core import tag_management
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidTagName
-from paimon_core.expire import expire_snapshots
+from paimon_core.lifecycle import tag_management
+from paimon_core.lifecycle.expire import expire_snapshots
+from paimon_core.lifecycle.tag_management import validate_tag_name
 from paimon_core.table import FileStoreTable
-from paimon_core.tag_management import validate_tag_name
 from procedures import ProcedureError
 from procedures.rollback import DRY_RUN_COLUMN
 from procedures.tags import EXPIRE_TAGS_OUTPUT, FROM_TIMESTAMP_OUTPUT, RESULT

@@ -144,7 +144,7 @@ BAD = [
 def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
     catalog = new_catalog(warehouse)
     table = new_table(catalog, commits=3)
-    from paimon_core.tag_management import create_tag
+    from paimon_core.lifecycle.tag_management import create_tag
 
     create_tag(table, "first", snapshot_id=1)
     session = PaimonSession(spark, warehouse=warehouse)

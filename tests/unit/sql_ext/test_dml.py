@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paimon_core.commit import FileStoreCommit
+from paimon_core.operations.commit import FileStoreCommit
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
 

@@ -19,9 +19,9 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.s3_fileio import S3FileIO, S3Options
-from paimon_core.schema import AddColumn
-from paimon_core.types import INT
+from paimon_core.format.schema import AddColumn
+from paimon_core.format.types import INT
+from paimon_core.io.s3_fileio import S3FileIO, S3Options
 from procedures import ProcedureError
 from sql_ext import views
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, first_line

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from paimon_core.tag_management import create_tag
+from paimon_core.lifecycle.tag_management import create_tag
 from sql_ext.output import OutputFormat
 from sql_ext.session import PaimonSession
 from sql_ext.shell import (

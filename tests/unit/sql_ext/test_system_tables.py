@@ -24,9 +24,9 @@ from pypaimon import CatalogFactory
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import SnapshotNotFound, TableNotExist
-from paimon_core.schema import AddColumn
+from paimon_core.format.schema import AddColumn
+from paimon_core.format.types import parse_data_type
 from paimon_core.table import FileStoreTable
-from paimon_core.types import parse_data_type
 from procedures.base import epoch_millis_to_local
 from sql_ext.system_tables import (
     SYSTEM_TABLES,

@@ -6,8 +6,8 @@ import pytest
 from pyspark.sql import types as st
 from sqlglot import exp
 
-from paimon_core import types as pt
-from paimon_core.types import DataField
+from paimon_core.format import types as pt
+from paimon_core.format.types import DataField
 from sql_ext.errors import SqlError
 from sql_ext.insert import insert_spec
 from sql_ext.parse import parse_statement

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.snapshot import snapshot_to_json
+from paimon_core.format.snapshot import snapshot_to_json
 from sql_ext.dynamic_options import paimon_confs
 from sql_ext.session import PaimonSession
 from tests.interop.helpers import pypaimon_evolved_table

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
-from paimon_core.time_travel import travel_table
+from paimon_core.operations.time_travel import travel_table
 from sql_ext import views
 from sql_ext.datapath import read, source
 from sql_ext.session import PaimonSession
@@ -180,7 +180,7 @@ def test_time_travel_reads_the_snapshot_and_its_schema(session: PaimonSession) -
 
 
 def test_time_travel_reads_files_of_an_older_schema_by_field_id(session: PaimonSession) -> None:
-    from paimon_core.schema import SchemaManager
+    from paimon_core.format.schema import SchemaManager
 
     session.sql("CREATE TABLE evo (k INT, a STRING)")
     session.sql("INSERT INTO evo VALUES (1, 'x')")

@@ -16,8 +16,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.dynamic_bucket import deserialize_hash_index, index_file_path
 from paimon_core.exceptions import PaimonError
+from paimon_core.operations.dynamic_bucket import deserialize_hash_index, index_file_path
 from paimon_core.table import FileStoreTable
 from sql_ext.datapath import source
 from sql_ext.datapath.write import STAGING_PREFIX, WriteJob

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from paimon_core.tag_management import create_tag
+from paimon_core.lifecycle.tag_management import create_tag
 from procedures import PROCEDURES
 from sql_ext import session as session_module
 from sql_ext.metadata import engine as engine_module

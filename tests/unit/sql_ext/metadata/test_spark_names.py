@@ -6,7 +6,7 @@ from typing import Any
 
 from pyspark.sql import types as st
 
-from paimon_core.types import DataField, parse_data_type
+from paimon_core.format.types import DataField, parse_data_type
 from sql_ext.metadata.spark_names import (
     column_ddl,
     quote_if_needed,

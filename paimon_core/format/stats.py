@@ -1,0 +1,199 @@
+"""Column statistics of data files, as Paimon's ``metadata.stats-mode`` collectors compute them.
+
+Java gathers min/max/null counts per column with a mode: ``none``, ``counts``, ``full`` or
+``truncate(N)`` (strings cut to N code points; the max is then bumped so that it stays an upper
+bound). Value stats are stored "dense": columns whose mode is ``none`` are left out and
+``_VALUE_STATS_COLS`` lists the rest, or is null when every column is covered. Key stats of
+primary-key files always cover every key field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.binary_row import deserialize_row, serialize_row
+from paimon_core.format.float_order import is_floating
+from paimon_core.format.manifest import EMPTY_STATS, SimpleStats
+
+if TYPE_CHECKING:
+    from paimon_core.format.options import CoreOptions
+    from paimon_core.format.types import DataField
+
+SYSTEM_FIELD_STATS_MODE = "truncate(128)"
+_TRUNCATE = re.compile(r"truncate\((\d+)\)")
+_MAX_CODE_POINT = 0x10FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class StatsMode:
+    """One parsed ``stats-mode``: ``kind`` is none, counts, truncate or full."""
+
+    kind: str
+    length: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """Min, max (Python values, None when unknown) and null count (None when not collected)."""
+
+    min: Any
+    max: Any
+    null_count: int | None
+
+    @property
+    def is_none(self) -> bool:
+        return self.min is None and self.max is None and self.null_count is None
+
+
+NONE_STATS = ColumnStats(None, None, None)
+
+
+def parse_stats_mode(text: str) -> StatsMode:
+    """``none`` / ``counts`` / ``full`` / ``truncate(N)`` (any case), as Java's ``StatsMode``."""
+    mode = text.strip().lower()
+    if mode in ("none", "counts", "full"):
+        return StatsMode(mode)
+    match = _TRUNCATE.fullmatch(mode)
+    if match:
+        return StatsMode("truncate", int(match.group(1)))
+    raise InvalidArgument(
+        f"Unexpected stats mode '{text}': expected none, counts, full or truncate(<length>)"
+    )
+
+
+def value_stats_modes(options: CoreOptions, names: Sequence[str]) -> list[StatsMode]:
+    """Modes of value columns: ``fields.<name>.stats-mode``, else ``metadata.stats-mode``."""
+    return [parse_stats_mode(options.field_stats_mode(name)) for name in names]
+
+
+def key_stats_modes(options: CoreOptions, key_names: Sequence[str]) -> list[StatsMode]:
+    """Modes of the ``_KEY_<k>`` system fields: ``truncate(128)`` unless set per field."""
+    modes = []
+    for name in key_names:
+        explicit = options.get_str(f"fields._KEY_{name}.stats-mode")
+        modes.append(parse_stats_mode(explicit or SYSTEM_FIELD_STATS_MODE))
+    return modes
+
+
+def truncate_min(value: str, length: int) -> str:
+    """The first ``length`` code points: a lower bound of ``value``."""
+    return value[:length]
+
+
+def truncate_max(value: str, length: int) -> str | None:
+    """An upper bound of ``value`` with at most ``length`` code points; None if there is none.
+
+    Java increments the last code point of the prefix that can be incremented and drops
+    everything after it (``TruncateSimpleColStatsCollector.truncateMax``).
+    """
+    if len(value) <= length:
+        return value
+    for i in range(length - 1, -1, -1):
+        code = ord(value[i]) + 1
+        if code <= _MAX_CODE_POINT:
+            if 0xD800 <= code <= 0xDFFF:
+                code = 0xE000  # a surrogate cannot be encoded; the next real code point is still a bound
+            return value[:i] + chr(code)
+    return None
+
+
+def _to_python(scalar: pa.Scalar) -> Any:
+    value = scalar.as_py()
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _supports_min_max(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_nested(arrow_type) or pa.types.is_null(arrow_type):
+        return False
+    # Nanosecond timestamps: Java stores TIMESTAMP(7..9) as INT96 without stats, and Python
+    # values would drop the nanos (a max below the real max would prune wrongly).
+    return not (pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns")
+
+
+def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnStats:
+    """Stats of one column under ``mode``, as Java takes them from the Parquet footer.
+
+    A FLOAT/DOUBLE column with a NaN has no min/max (Parquet orders NaN nowhere), so no
+    reader can prune the file by bounds that leave the NaN out.
+    """
+    if mode.kind == "none":
+        return NONE_STATS
+    nulls = column.null_count
+    if mode.kind == "counts" or not _supports_min_max(column.type):
+        return ColumnStats(None, None, nulls)
+    if nulls == len(column):
+        return ColumnStats(None, None, nulls)
+    floating = is_floating(column.type)
+    if floating and pc.any(pc.is_nan(column)).as_py():
+        return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
+    bounds = pc.min_max(column)
+    low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
+    if low is None or high is None:
+        return ColumnStats(None, None, nulls)
+    if floating:
+        # Parquet's rule, which Java stores: a zero min is -0.0 and a zero max is +0.0.
+        low, high = (-0.0 if low == 0 else low), (0.0 if high == 0 else high)
+    if mode.kind == "truncate" and isinstance(low, str):
+        low = truncate_min(low, mode.length)
+        high = truncate_max(high, mode.length)
+        if high is None:
+            return ColumnStats(None, None, nulls)
+    return ColumnStats(low, high, nulls)
+
+
+def to_simple_stats(stats: Sequence[ColumnStats], types: Sequence[Any]) -> SimpleStats:
+    """Every column's stats in one ``SimpleStats`` (Java ``toBinaryAllMode``)."""
+    if not stats:
+        return EMPTY_STATS
+    return SimpleStats(
+        serialize_row([s.min for s in stats], types),
+        serialize_row([s.max for s in stats], types),
+        tuple(s.null_count for s in stats),
+    )
+
+
+def collect_stats(
+    data: pa.Table, fields: Sequence[DataField], modes: Sequence[StatsMode]
+) -> list[ColumnStats]:
+    """Stats of the columns named by ``fields`` in ``data``, one mode per field."""
+    return [column_stats(data.column(f.name), m) for f, m in zip(fields, modes)]
+
+
+def dense_value_stats(
+    stats: Sequence[ColumnStats], fields: Sequence[DataField], dense: bool = True
+) -> tuple[SimpleStats, tuple[str, ...] | None]:
+    """Value stats and ``_VALUE_STATS_COLS`` as Java's ``SimpleStatsConverter.toBinary``.
+
+    Dense store keeps only columns with any stats; the column list is None when that is all
+    of them (and ``()`` when none, which is the empty row: ``EMPTY_STATS``).
+    """
+    if not dense:
+        return to_simple_stats(stats, [f.type for f in fields]), None
+    kept = [(s, f) for s, f in zip(stats, fields) if not s.is_none]
+    simple = to_simple_stats([s for s, _ in kept], [f.type for _, f in kept])
+    if len(kept) == len(fields):
+        return simple, None
+    return simple, tuple(f.name for _, f in kept)
+
+
+def decode_stats(stats: SimpleStats, types: Sequence[Any]) -> list[ColumnStats]:
+    """The per-column stats stored in ``stats`` whose row fields have ``types``."""
+    if not types:
+        return []
+    mins = deserialize_row(stats.min_values, types)
+    maxs = deserialize_row(stats.max_values, types)
+    counts = stats.null_counts or ()
+    return [
+        ColumnStats(mins[i], maxs[i], counts[i] if i < len(counts) else None)
+        for i in range(len(types))
+    ]

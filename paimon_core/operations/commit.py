@@ -1,0 +1,584 @@
+"""Committing: changes -> manifests -> manifest lists -> ``snapshot-N`` -> LATEST.
+
+Follows ../shared/spec/commit.rst and Paimon's ``FileStoreCommitImpl``. A commit attempt
+first writes every metadata file it needs under fresh names, then publishes ``snapshot-N``
+with an atomic create that never overwrites. If another writer took ``N`` first the attempt's
+files are removed and the commit is retried on top of the new latest snapshot; any other
+failure removes them too, so a failed commit leaves nothing behind and the previous snapshot
+stays the table's state.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.exceptions import CommitConflict, CommitFileMissing, InvalidArgument
+from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.manifest import (
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+)
+from paimon_core.format.snapshot import CommitKind, Snapshot
+from paimon_core.format.statistics import (
+    Statistics,
+    read_statistics,
+    statistics_path,
+    write_statistics,
+)
+from paimon_core.io.fileio import LocalFileIO
+from paimon_core.operations.dynamic_bucket import index_file_path
+from paimon_core.operations.live_files import LiveFiles, checkout, cover, give_back
+from paimon_core.operations.manifest_merge import ManifestMerger
+from paimon_core.operations.read import data_file_path
+
+if TYPE_CHECKING:
+    from paimon_core.table import FileStoreTable
+
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
+_PARALLEL_CHECKS = 16
+_PUBLISHED_TABLES = 8
+
+
+class _Published:
+    """Per table path, the last snapshot a committer of this process published and its full
+    manifest list, so that the next commit, usually by a fresh committer of a freshly opened
+    table (a user's script), starts from it instead of reading two lists back from disk.
+
+    Used only when the snapshot found latest equals the one cached (manifest list names are
+    unique), so a commit by another process or a rollback simply misses.
+    """
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, tuple[Snapshot, list[ManifestFileMeta]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str, latest: Snapshot) -> list[ManifestFileMeta] | None:
+        with self._lock:
+            cached = self._entries.get(path)
+        if cached is not None and cached[0] == latest:
+            return cached[1]
+        return None
+
+    def put(self, path: str, snapshot: Snapshot, metas: list[ManifestFileMeta]) -> None:
+        with self._lock:
+            self._entries[path] = (snapshot, metas)
+            self._entries.move_to_end(path)
+            while len(self._entries) > _PUBLISHED_TABLES:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+PUBLISHED = _Published()
+
+
+@dataclass(frozen=True, slots=True)
+class _Changes:
+    """What one commit attempt writes, computed against a given latest snapshot."""
+
+    entries: tuple[ManifestEntry, ...]
+    new_index: tuple[IndexManifestEntry, ...] = ()
+    deleted_index: tuple[IndexManifestEntry, ...] = ()
+    statistics: str | None = None
+
+
+class FileStoreCommit:
+    """Commits ``CommitMessage``s of one user to one table (driver side)."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        commit_user: str | None = None,
+        post_commit: Sequence[PostCommitHook] = (),
+    ) -> None:
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self._post_commit = tuple(post_commit)
+        self._partition_types = [f.type for f in table.schema.partition_fields]
+        # The full manifest list of the snapshot this committer published last: the next
+        # commit usually starts from it, which saves reading two lists back from disk. Keyed
+        # by the snapshot itself, not its id: a rollback elsewhere lets another commit take it.
+        self._last: tuple[Snapshot, list[ManifestFileMeta]] | None = None
+
+    # ----------------------------------------------------------------------------- API
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        watermark: int | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """Append the messages' files; returns the new snapshot id, None if nothing changed."""
+        entries = tuple(self._entries_of(messages))
+        new_index = tuple(i for m in messages for i in m.new_index_files)
+        deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
+        if not entries and not new_index and not deleted_index:
+            return None
+        has_delete = any(e.kind == FileKind.DELETE for e in entries)
+        changes = _Changes(entries, new_index, deleted_index)
+        kind = CommitKind.OVERWRITE if has_delete else CommitKind.APPEND
+        return self._commit_with_retry(
+            lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
+        )
+
+    def overwrite(
+        self,
+        messages: Sequence[CommitMessage],
+        partition: Mapping[str, Any] | None = None,
+        dynamic: bool = False,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        properties: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """Replace data: the whole table, one static ``partition`` spec, or (``dynamic``) the
+        partitions the new data falls in; commit kind OVERWRITE."""
+        new_entries = tuple(self._entries_of(messages))
+        new_index = tuple(i for m in messages for i in m.new_index_files)
+        touched = {m.partition for m in messages if m.new_files}
+        if dynamic and not touched:
+            return None
+        spec = dict(partition or {})
+        self._check_overwrite_spec(spec, set() if dynamic else {e.partition for e in new_entries})
+
+        def changes(latest: Snapshot | None, live: LiveFiles) -> _Changes:
+            cover(self.table, live, touched if dynamic else None, self._all_metas)
+            doomed = [
+                e
+                for e in live.entries.values()
+                if self._overwritten(e.partition, spec, dynamic, touched)
+            ]
+            deletes = [_as_delete(e) for e in doomed]
+            doomed_buckets = {(e.partition, e.bucket) for e in doomed}
+            old_index = self._index_entries(latest)
+            deleted_index = tuple(
+                i
+                for i in old_index
+                if self._overwritten(i.partition, spec, dynamic, touched)
+                or (i.partition, i.bucket) in doomed_buckets
+            )
+            return _Changes(tuple(deletes) + new_entries, new_index, deleted_index)
+
+        return self._commit_with_retry(
+            changes, CommitKind.OVERWRITE, commit_identifier, None, properties
+        )
+
+    def commit_statistics(self, stats: Statistics) -> int:
+        """Write ``stats`` to ``statistics/`` and commit an ANALYZE snapshot naming it
+        (Paimon's ``commitStatistics``); the file is deleted when the commit fails."""
+        name = write_statistics(self.table, stats)
+        changes = _Changes((), statistics=name)
+        try:
+            return self._commit_with_retry(
+                lambda _latest, _live: changes,
+                CommitKind.ANALYZE,
+                BATCH_COMMIT_IDENTIFIER,
+                None,
+                None,
+            )
+        except BaseException:
+            self.table.file_io.delete(statistics_path(self.table, name))
+            raise
+
+    def _inherited_statistics(self, latest: Snapshot | None) -> str | None:
+        """The latest snapshot's statistics file, kept while the schema it was computed
+        under is still the table's (``FileStoreCommitImpl.tryCommitOnce``)."""
+        stats = read_statistics(self.table, latest)
+        if stats is None or latest is None or stats.schema_id != self.table.schema.schema_id:
+            return None
+        return latest.statistics
+
+    def truncate_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> int | None:
+        """Delete every file of the partitions matching any of ``partitions`` (each a spec of
+        partition columns, as ``overwrite``'s) in one OVERWRITE snapshot: Java's
+        ``truncatePartitions``, which Paimon-Spark's ``ALTER TABLE ... DROP PARTITION`` calls.
+
+        Raises:
+            InvalidArgument: no partitions, or a spec names a non-partition column.
+        """
+        if not partitions:
+            raise InvalidArgument("Partitions list cannot be empty.")
+        specs = [dict(p) for p in partitions]
+        for spec in specs:
+            self._check_overwrite_spec(spec, set())
+
+        def doomed(partition: bytes) -> bool:
+            return any(self._overwritten(partition, spec, False, set()) for spec in specs)
+
+        def changes(latest: Snapshot | None, live: LiveFiles) -> _Changes:
+            cover(self.table, live, None, self._all_metas)
+            deletes = [_as_delete(e) for e in live.entries.values() if doomed(e.partition)]
+            deleted_index = tuple(i for i in self._index_entries(latest) if doomed(i.partition))
+            return _Changes(tuple(deletes), (), deleted_index)
+
+        return self._commit_with_retry(
+            changes, CommitKind.OVERWRITE, BATCH_COMMIT_IDENTIFIER, None, None
+        )
+
+    def truncate_table(self) -> int | None:
+        """Remove all data in one OVERWRITE snapshot."""
+        return self.overwrite([], partition=None)
+
+    def abort(self, messages: Iterable[CommitMessage]) -> None:
+        """Delete the data and index files of messages that will not be committed."""
+        io = self.table.file_io
+        for m in messages:
+            for f in m.new_files:
+                io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
+            for i in m.new_index_files:
+                io.delete(f"{self.table.path}/index/{i.file_name}")
+
+    # ------------------------------------------------------------------------ internals
+
+    def _data_file_path(
+        self, partition: bytes, bucket: int, name: str, external_path: str | None
+    ) -> str:
+        if external_path:
+            return external_path
+        return data_file_path(self.table, self._partition_values(partition), bucket, name)
+
+    def _partition_values(self, partition: bytes) -> tuple[Any, ...]:
+        if not self.table.schema.partition_keys:
+            return ()
+        return deserialize_row(partition, self._partition_types)
+
+    def _entries_of(self, messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
+        # Deletions first, as Java orders a compaction's before and after files: expiry reads a
+        # file deleted and added again at another level in one delta as still in use.
+        for m in messages:
+            for f in m.deleted_files:
+                yield ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.new_files:
+                yield ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+
+    def _overwritten(
+        self, partition: bytes, spec: Mapping[str, Any], dynamic: bool, touched: set[bytes]
+    ) -> bool:
+        if dynamic:
+            return partition in touched
+        if not spec:
+            return True
+        values = dict(zip(self.table.schema.partition_keys, self._partition_values(partition)))
+        return all(_same_value(values[k], v) for k, v in spec.items())
+
+    def _check_overwrite_spec(self, spec: Mapping[str, Any], touched: set[bytes]) -> None:
+        """A static overwrite names partition columns only and gets data of that partition only,
+        as Java's ``FileStoreCommitImpl.overwrite``."""
+        keys = self.table.schema.partition_keys
+        unknown = sorted(set(spec) - set(keys))
+        if unknown:
+            raise InvalidArgument(
+                f"Overwrite partition spec names non-partition columns {unknown}; "
+                f"the partition columns are {list(keys)}"
+            )
+        for partition in touched:
+            if not self._overwritten(partition, spec, False, touched):
+                wanted = ", ".join(f"{k}={v}" for k, v in spec.items())
+                raise InvalidArgument(
+                    f"Trying to overwrite partition {{{wanted}}}, but the changes in "
+                    f"{self._partition_text(partition)} does not belong to this partition"
+                )
+
+    def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
+        if self._last is not None and self._last[0] == latest:
+            return self._last[1]
+        published = PUBLISHED.get(self.table.path, latest)
+        if published is not None:
+            return published
+        lists = self.table.manifest_list
+        return lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
+
+    def _index_entries(self, latest: Snapshot | None) -> list[IndexManifestEntry]:
+        if latest is None or not latest.index_manifest:
+            return []
+        return self.table.index_manifest_file.read(latest.index_manifest)
+
+    def _check_conflicts(
+        self, live: LiveFiles, entries: Sequence[ManifestEntry]
+    ) -> dict[tuple, ManifestEntry | None]:
+        """Fold ``entries`` onto the live files as Java's ``FileEntry.mergeEntries`` does:
+        adding a live file or deleting a file that is not live is a conflict, and so is a
+        partition left with files of different total bucket numbers.
+
+        Returns the net change per file identifier (the added entry, or None when removed).
+        """
+        changes: dict[tuple, ManifestEntry | None] = {}
+        lone_deletes: dict[tuple, ManifestEntry] = {}
+        current = live.entries
+        for e in entries:
+            key = e.identifier
+            present = changes[key] is not None if key in changes else key in current
+            if e.kind == FileKind.ADD:
+                if present:
+                    raise CommitConflict(
+                        f"File addition conflicts detected: {e.file.file_name} ("
+                        f"{self._partition_text(e.partition, suffix=', ')}bucket {e.bucket}, "
+                        f"level {e.file.level}) is already in the table. Give up committing."
+                    )
+                changes[key] = e
+            elif not present:
+                lone_deletes[key] = e
+            elif key in current:
+                changes[key] = None
+            else:
+                del changes[key]  # added and deleted by this commit
+        if lone_deletes:
+            gone = next(iter(lone_deletes.values()))
+            raise CommitConflict(
+                f"File deletion conflicts detected: {gone.file.file_name} is already deleted "
+                "by another commit. Give up committing."
+            )
+        if self.table.options.bucket > 0:
+            self._check_total_buckets(live, changes)
+        return changes
+
+    def _check_total_buckets(
+        self, live: LiveFiles, changes: Mapping[tuple, ManifestEntry | None]
+    ) -> None:
+        after: dict[bytes, Counter[int]] = {}
+        for key, e in changes.items():
+            old = live.entries.get(key)
+            for entry, step in ((old, -1), (e, 1)):
+                if entry is not None:
+                    counts = after.get(entry.partition)
+                    if counts is None:
+                        counts = Counter(live.total_buckets.get(entry.partition, ()))
+                        after[entry.partition] = counts
+                    counts[entry.total_buckets] += step
+        for partition, counts in after.items():
+            numbers = sorted(n for n, c in counts.items() if c > 0)
+            if len(numbers) > 1:
+                raise CommitConflict(
+                    f"Total buckets of partition {self._partition_text(partition)} changed "
+                    f"from {numbers[0]} to {numbers[1]}; rescale the partition with an "
+                    "overwrite first"
+                )
+
+    def _partition_text(self, partition: bytes, suffix: str = "") -> str:
+        """``{dt=a, h=1}`` as Java prints a partition (empty for an unpartitioned table)."""
+        keys = self.table.schema.partition_keys
+        if not keys:
+            return ""
+        values = self._partition_values(partition)
+        return "{" + ", ".join(f"{k}={v}" for k, v in zip(keys, values)) + "}" + suffix
+
+    def _commit_with_retry(
+        self,
+        compute: Callable[[Snapshot | None, LiveFiles], _Changes],
+        kind: CommitKind,
+        commit_identifier: int,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> int:
+        options = self.table.options
+        max_retries = options.commit_max_retries
+        wait_ms = 10.0
+        for attempt in range(max_retries + 1):
+            latest = self.table.snapshot_manager.latest_snapshot(fresh=True)
+            live = checkout(self.table, latest)
+            try:
+                changes = compute(latest, live)
+                cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
+                net = self._check_conflicts(live, changes.entries)
+                published = self._try_commit_once(
+                    latest, changes, kind, commit_identifier, watermark, properties
+                )
+                if published is not None:
+                    live.apply(net, published)
+            finally:
+                give_back(self.table, live)
+            if published is not None:
+                self._after_commit(published)
+                return published.snapshot_id
+            if attempt < max_retries:
+                time.sleep(random.uniform(0, wait_ms) / 1000.0)
+                wait_ms = min(wait_ms * 2, 10_000.0)
+        raise CommitConflict(
+            f"Commit failed after {max_retries} retries: other writers kept taking the next "
+            "snapshot id"
+        )
+
+    def _try_commit_once(
+        self,
+        latest: Snapshot | None,
+        changes: _Changes,
+        kind: CommitKind,
+        commit_identifier: int,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> Snapshot | None:
+        """One attempt; returns the published snapshot, or None when ``snapshot-N`` was taken."""
+        table = self.table
+        options = table.options
+        new_id = latest.snapshot_id + 1 if latest else 1
+        written: list[str] = []
+        merger = ManifestMerger(
+            table.manifest_file,
+            self._partition_types,
+            options.manifest_target_file_size,
+            options.manifest_merge_min_count,
+            options.manifest_full_compaction_threshold_size,
+            written=written,
+        )
+        try:
+            previous = self._all_metas(latest) if latest else []
+            base = merger.merge(previous)
+
+            delta = (
+                table.manifest_file.write(list(changes.entries), self._partition_types)
+                if changes.entries
+                else []
+            )
+            written.extend(m.file_name for m in delta)
+
+            base_name, base_size = table.manifest_list.write(base)
+            written.append(base_name)
+            delta_name, delta_size = table.manifest_list.write(delta)
+            written.append(delta_name)
+
+            index_manifest = latest.index_manifest if latest else None
+            if changes.new_index or changes.deleted_index:
+                index_manifest = self._write_index_manifest(latest, changes)
+                if index_manifest:
+                    written.append(index_manifest)
+
+            added = sum(e.file.row_count for e in changes.entries if e.kind == FileKind.ADD)
+            removed = sum(e.file.row_count for e in changes.entries if e.kind == FileKind.DELETE)
+            delta_count = added - removed
+            previous_watermark = latest.watermark if latest else None
+            if watermark is None or (
+                previous_watermark is not None and previous_watermark > watermark
+            ):
+                watermark = previous_watermark
+            snapshot = Snapshot(
+                snapshot_id=new_id,
+                schema_id=table.schema.schema_id,
+                base_manifest_list=base_name,
+                delta_manifest_list=delta_name,
+                commit_user=self.commit_user,
+                commit_identifier=commit_identifier,
+                commit_kind=kind,
+                time_millis=int(time.time() * 1000),
+                total_record_count=(latest.total_record_count if latest else 0) + delta_count,
+                delta_record_count=delta_count,
+                base_manifest_list_size=base_size,
+                delta_manifest_list_size=delta_size,
+                index_manifest=index_manifest,
+                watermark=watermark,
+                statistics=changes.statistics or self._inherited_statistics(latest),
+                properties=dict(properties) if properties else None,
+            )
+            self._check_added_files_exist(changes)
+            if not table.snapshot_manager.commit(snapshot):
+                self._delete_manifests(written)
+                return None
+        except BaseException:
+            self._delete_manifests(written)
+            raise
+        self._last = (snapshot, base + delta)
+        PUBLISHED.put(table.path, snapshot, self._last[1])
+        return snapshot
+
+    def _check_added_files_exist(self, changes: _Changes) -> None:
+        """Every data, extra and index file the snapshot adds exists, one ``exists`` each.
+
+        Checked last before publishing: a file deleted after it was written (orphan removal
+        with a recent ``older_than`` between a writer's prepare and its commit) would
+        otherwise be published in a snapshot that nobody can read.
+        """
+        io = self.table.file_io
+        paths = list(self._added_paths(changes))
+        if isinstance(io, LocalFileIO) or len(paths) < 2:
+            found: Iterable[bool] = map(io.exists, paths)
+        else:  # an object store answers each in milliseconds: ask in parallel
+            with ThreadPoolExecutor(min(_PARALLEL_CHECKS, len(paths))) as pool:
+                found = list(pool.map(io.exists, paths))
+        for path, exists in zip(paths, found):
+            if not exists:
+                raise CommitFileMissing(
+                    f"Cannot commit: {path} no longer exists (deleted after it was written, "
+                    "e.g. by remove_orphan_files); nothing was published"
+                )
+
+    def _added_paths(self, changes: _Changes) -> Iterable[str]:
+        """Data files the commit adds (with their extra files), then its new index files."""
+        bucket_dirs: dict[tuple[bytes, int], str] = {}
+
+        def bucket_dir(partition: bytes, bucket: int) -> str:
+            key = (partition, bucket)
+            directory = bucket_dirs.get(key)
+            if directory is None:
+                directory = self._data_file_path(partition, bucket, "", None)[:-1]
+                bucket_dirs[key] = directory
+            return directory
+
+        for e in changes.entries:
+            if e.kind != FileKind.ADD:
+                continue
+            f = e.file
+            if f.external_path:
+                yield f.external_path
+                directory = f.external_path.rsplit("/", 1)[0]
+            else:
+                directory = bucket_dir(e.partition, e.bucket)
+                yield f"{directory}/{f.file_name}"
+            for extra in f.extra_files:
+                yield f"{directory}/{extra}"
+        for i in changes.new_index:
+            yield index_file_path(self.table.path, i)  # where the writer put it
+
+    def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:
+        deleted = {i.file_name for i in changes.deleted_index}
+        replaced = {(i.partition, i.bucket, i.index_type) for i in changes.new_index}
+        kept = [
+            i
+            for i in self._index_entries(latest)
+            if i.file_name not in deleted and (i.partition, i.bucket, i.index_type) not in replaced
+        ]
+        entries = kept + list(changes.new_index)
+        if not entries:
+            return None
+        name, _size = self.table.index_manifest_file.write(entries)
+        return name
+
+    def _delete_manifests(self, names: Iterable[str]) -> None:
+        io = self.table.file_io
+        for name in names:
+            try:
+                io.delete(f"{self.table.path}/manifest/{name}")
+            except OSError:
+                pass
+
+    def _after_commit(self, snapshot: Snapshot) -> None:
+        """Paimon's post-commit maintenance (snapshot expiry, automatic tags), handed in by
+        whoever opened the committer: the lifecycle layer sits above this one."""
+        for hook in self._post_commit:
+            hook(self.table, snapshot)
+
+
+def _as_delete(entry: ManifestEntry) -> ManifestEntry:
+    return ManifestEntry(
+        FileKind.DELETE, entry.partition, entry.bucket, entry.total_buckets, entry.file
+    )
+
+
+def _same_value(stored: Any, given: Any) -> bool:
+    if stored is None or given is None:
+        return stored is given
+    if isinstance(stored, (str, bytes)) or not isinstance(given, str):
+        return stored == given
+    return str(stored) == given

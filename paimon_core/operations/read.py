@@ -1,0 +1,295 @@
+"""Reading splits to Arrow, with merge-on-read for primary-key tables.
+
+A data file is read with the schema it was written with (``_SCHEMA_ID``): its columns are
+matched to the table's current columns by field id, so renamed columns keep their data and
+added columns read as null. Primary-key splits are merged the ``deduplicate`` way in bulk:
+sort by key and sequence, keep the last row of every key, drop it if it is a retraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
+from paimon_core.format.float_order import with_order_columns
+from paimon_core.format.paths import bucket_dir_name, partition_path
+from paimon_core.format.types import to_arrow_type
+from paimon_core.operations.arrow_sort import sort_indices_nulls_first
+
+if TYPE_CHECKING:
+    from paimon_core.format.manifest import DataFileMeta
+    from paimon_core.format.schema import TableSchema
+    from paimon_core.format.types import DataField, DataType
+    from paimon_core.operations.scan import Split
+    from paimon_core.table import FileStoreTable
+
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+KEY_PREFIX = "_KEY_"
+_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+# +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
+# imports pandas (0.5 s), which the metadata-only shell path must not pay.
+_ADDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([0, 2]))])
+
+
+def data_file_path(
+    table: FileStoreTable, partition_values: Sequence, bucket: int, name: str
+) -> str:
+    """``<table>/<partition path>/bucket-<b>/<name>`` (Java's ``FileStorePathFactory``)."""
+    schema = table.schema
+    parts = [table.path.rstrip("/")]
+    if schema.partition_keys:
+        parts.append(
+            partition_path(
+                schema.partition_keys,
+                partition_values,
+                [f.type for f in schema.partition_fields],
+                table.options.partition_default_name,
+            )
+        )
+    parts += [bucket_dir_name(bucket), name]
+    return "/".join(parts)
+
+
+# Formats Paimon writes (``file.format``) that this reader does not decode yet.
+_UNREADABLE_FORMATS = frozenset({"orc", "avro"})
+
+
+class TableRead:
+    """Reads splits of one table into Arrow in the table's current schema."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self.schema = table.schema
+        self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
+        options = table.options
+        if table.is_primary_key_table:
+            engine = options.merge_engine
+            if engine != "deduplicate":
+                raise UnsupportedFeature(
+                    f"Reading primary-key tables with 'merge-engine' = '{engine}' is not "
+                    "supported (only 'deduplicate')"
+                )
+        if options.deletion_vectors_enabled:
+            raise UnsupportedFeature(
+                "Reading tables with 'deletion-vectors.enabled' = 'true' is not supported"
+            )
+        self.key_ids = [self.schema.field(k).id for k in self.schema.trimmed_primary_keys]
+        self.sequence_ids = [self.schema.field(k).id for k in options.sequence_field]
+
+    # ------------------------------------------------------------------------- public
+
+    def output_fields(self, projection: Sequence[str] | None = None) -> list[DataField]:
+        fields = list(self.schema.fields)
+        if projection is None:
+            return fields
+        by_name = {f.name: f for f in fields}
+        missing = [n for n in projection if n not in by_name]
+        if missing:
+            raise InvalidArgument(f"Projected columns {missing} are not columns of the table")
+        return [by_name[n] for n in projection]
+
+    def output_schema(self, projection: Sequence[str] | None = None) -> pa.Schema:
+        return pa.schema(
+            [
+                pa.field(f.name, to_arrow_type(f.type), f.type.nullable)
+                for f in self.output_fields(projection)
+            ]
+        )
+
+    def to_arrow(
+        self, splits: Sequence[Split], projection: Sequence[str] | None = None
+    ) -> pa.Table:
+        """All rows of ``splits`` as one table with the current schema's columns (or ``projection``)."""
+        if projection is not None and not projection:
+            # No columns (COUNT(*)): read one so that the row count survives concatenation.
+            return self.to_arrow(splits, [self.schema.fields[0].name]).select([])
+        schema = self.output_schema(projection)
+        tables = [self._read_split(s, projection) for s in splits]
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
+            return schema.empty_table()
+        return pa.concat_tables(tables)
+
+    def to_arrow_batches(
+        self, splits: Sequence[Split], projection: Sequence[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of ``splits`` as record batches, one split at a time."""
+        columns = projection
+        if projection is not None and not projection:
+            columns = [self.schema.fields[0].name]
+        for split in splits:
+            table = self._read_split(split, columns)
+            if table.num_rows:
+                yield from (table if columns is projection else table.select([])).to_batches()
+
+    # ----------------------------------------------------------------------- internals
+
+    def _file_schema(self, schema_id: int) -> TableSchema:
+        schema = self._schemas.get(schema_id)
+        if schema is None:
+            schema = self._schemas[schema_id] = self.table.schema_manager.schema(schema_id)
+        return schema
+
+    def _read_split(self, split: Split, projection: Sequence[str] | None) -> pa.Table:
+        fields = self.output_fields(projection)
+        if not self.table.is_primary_key_table:
+            tables = [self._read_file(split, f, fields, ()) for f in split.files]
+            return (
+                pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
+            )
+        wanted = {f.id for f in fields}
+        by_id = {f.id: f for f in self.schema.fields}
+        extra = [by_id[i] for i in (*self.key_ids, *self.sequence_ids) if i not in wanted]
+        read_fields = [*fields, *dict.fromkeys(extra)]
+        system = (SEQUENCE_NUMBER, VALUE_KIND)
+        tables = [self._read_file(split, f, read_fields, system) for f in split.files]
+        if len(tables) == 1:
+            merged = tables[0]  # keys are unique within one file
+        else:
+            merged = self._deduplicate(pa.concat_tables(tables), by_id)
+        merged = merged.filter(pc.is_in(merged.column(VALUE_KIND), value_set=_ADDS))
+        return merged.select([f.name for f in fields])
+
+    def _deduplicate(self, data: pa.Table, by_id: dict[int, DataField]) -> pa.Table:
+        """Keep the row with the highest (sequence field, sequence number) of every key.
+
+        Keys and sequence fields compare in Java's order (``float_order``), so all NaN keys
+        are one key and -0.0 and 0.0 are two."""
+        if data.num_rows < 2:
+            return data
+        names = data.column_names
+        data, keys = with_order_columns(data, [by_id[i].name for i in self.key_ids])
+        data, sequences = with_order_columns(data, [by_id[i].name for i in self.sequence_ids])
+        order = [(k, "ascending") for k in (*keys, *sequences, SEQUENCE_NUMBER)]
+        data = data.take(sort_indices_nulls_first(data, order))
+        n = data.num_rows
+        last = np.zeros(n, dtype=bool)
+        last[-1] = True
+        for name in keys:
+            column = data.column(name)
+            differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
+            last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
+        return data.filter(pa.array(last)).select(names)
+
+    def _read_parquet(self, path: str, columns: list[str]) -> pa.Table:
+        """The columns of one data file; a file in another format or not readable as
+        Parquet fails naming the file, its format and the table, never pyarrow's words only."""
+        file_format = path.rsplit(".", 1)[-1].lower()
+        table = self.table.identifier or self.table.path
+        if file_format in _UNREADABLE_FORMATS:
+            raise UnsupportedFeature(
+                f"Cannot read {file_format.upper()} data file {path} of table {table}: only "
+                "Parquet data files can be read so far"
+            )
+        try:
+            with self.table.file_io.open_input(path) as source:
+                return pq.ParquetFile(source).read(columns=columns)
+        except pa.ArrowInvalid as err:
+            reason = " ".join(str(err).split())
+            raise DataFileUnreadable(
+                f"Cannot read data file {path} of table {table} as Parquet: {reason}"
+            ) from None
+
+    def _evolve(
+        self,
+        column: pa.ChunkedArray,
+        target: pa.DataType,
+        old: DataField,
+        new: DataField,
+        path: str,
+    ) -> pa.ChunkedArray:
+        """A column written under an older type, cast to the current one (ALTER COLUMN TYPE).
+
+        Nested ROW fields are matched by field id, as top-level columns are, so a renamed,
+        added, dropped or retyped nested field reads as Paimon reads it.
+
+        A value the new type cannot hold fails, as in Paimon, naming the column and file."""
+        try:
+            if _has_row(new.type):
+                chunks = [_evolve_nested(c, old.type, new.type) for c in column.chunks]
+                return pa.chunked_array(chunks, target)
+            return column.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+            reason = " ".join(str(err).split())
+            raise DataFileUnreadable(
+                f"Cannot read column '{new.name}' of data file {path}, written as {old.type}, as "
+                f"{new.type}: {reason}"
+            ) from None
+
+    def _read_file(
+        self,
+        split: Split,
+        meta: DataFileMeta,
+        fields: Sequence[DataField],
+        system: Sequence[str],
+    ) -> pa.Table:
+        path = meta.external_path or data_file_path(
+            self.table, split.partition_values, split.bucket, meta.file_name
+        )
+        file_fields = {f.id: f for f in self._file_schema(meta.schema_id).fields}
+        present = [file_fields[f.id].name for f in fields if f.id in file_fields]
+        raw = self._read_parquet(path, [*present, *system])
+        arrays: list[pa.ChunkedArray | pa.Array] = []
+        out: list[pa.Field] = []
+        for f in fields:
+            target = to_arrow_type(f.type)
+            old = file_fields.get(f.id)
+            if old is None:
+                column = pa.nulls(raw.num_rows, target)
+            else:
+                column = raw.column(old.name)
+                if column.type != target:
+                    column = self._evolve(column, target, old, f, path)
+            arrays.append(column)
+            out.append(pa.field(f.name, target, f.type.nullable))
+        for name in system:
+            target = _SYSTEM_TYPES[name]
+            column = raw.column(name)
+            arrays.append(column if column.type == target else column.cast(target))
+            out.append(pa.field(name, target, False))
+        return pa.Table.from_arrays(arrays, schema=pa.schema(out))
+
+
+def _has_row(t: DataType) -> bool:
+    if t.root == "ROW":
+        return True
+    return any(c is not None and _has_row(c) for c in (t.element, t.key, t.value))
+
+
+def _evolve_nested(array: pa.Array, old: DataType, new: DataType) -> pa.Array:
+    """``array`` of type ``old`` as ``new``: ROW fields by field id (missing ones null)."""
+    target = to_arrow_type(new)
+    if not _has_row(new) or old.root != new.root:
+        return array.cast(target)
+    mask = array.is_null() if array.null_count else None
+    if new.root == "ROW":
+        assert isinstance(array, pa.StructArray)
+        old_fields = {f.id: f for f in old.fields or ()}
+        children = []
+        for f in new.fields or ():
+            source = old_fields.get(f.id)
+            if source is None:
+                children.append(pa.nulls(len(array), to_arrow_type(f.type)))
+            else:
+                child = array.field(source.name)
+                children.append(_evolve_nested(child, source.type, f.type))
+        fields = list(target)
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    if new.root == "ARRAY" and isinstance(array, pa.ListArray):
+        assert old.element is not None and new.element is not None
+        values = _evolve_nested(array.values, old.element, new.element)
+        offsets = array.offsets
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    if new.root == "MAP" and isinstance(array, pa.MapArray):
+        assert old.value is not None and new.value is not None
+        keys = array.keys.cast(target.key_type)
+        items = _evolve_nested(array.items, old.value, new.value)
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
+    return array.cast(target)

@@ -1,0 +1,474 @@
+"""Scan planning: a snapshot's manifests -> live data files -> one split per (partition, bucket).
+
+Planning is on the path of every query, so it reads each manifest once, folds ADD/DELETE
+entries in one dict keyed by file identifier, and decodes each distinct partition row once.
+Pruning is by partition (manifest partition stats, then exact partition values) and by file
+stats: value stats for append tables, key stats for primary-key tables (a value filter cannot
+drop a file of a primary-key table: a newer version of a row may live in another file).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.manifest import (
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    gc_paused,
+)
+from paimon_core.format.stats import ColumnStats, decode_stats
+from paimon_core.operations.time_travel import resolve_snapshot
+
+if TYPE_CHECKING:
+    from paimon_core.format.schema import TableSchema
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.table import FileStoreTable
+
+Predicate = tuple[str, str, Any]
+OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null"})
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The live files of one (partition, bucket) of a snapshot: the unit of reading."""
+
+    partition: bytes
+    partition_values: tuple
+    bucket: int
+    files: tuple[DataFileMeta, ...]
+    snapshot_id: int | None
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+def _coerce(literal: Any, sample: Any) -> Any:
+    """``literal`` as the Python type of the stored ``sample`` (SQL hands over strings)."""
+    if literal is None or sample is None or type(literal) is type(sample):
+        return literal
+    try:
+        if isinstance(literal, str):
+            if isinstance(sample, bool):
+                return literal.strip().lower() == "true"
+            if isinstance(sample, int):
+                return int(literal)
+            if isinstance(sample, float):
+                return float(literal)
+            if isinstance(sample, Decimal):
+                return Decimal(literal)
+            if isinstance(sample, dt.datetime):
+                return _naive_utc(dt.datetime.fromisoformat(literal))
+            if isinstance(sample, dt.date):
+                return dt.date.fromisoformat(literal)
+            if isinstance(sample, dt.time):
+                return dt.time.fromisoformat(literal)
+            if isinstance(sample, bytes):
+                return literal.encode()
+        if isinstance(sample, dt.datetime):
+            if isinstance(literal, dt.datetime):
+                return _naive_utc(literal)
+            if isinstance(literal, dt.date):
+                return dt.datetime.combine(literal, dt.time())
+        if isinstance(sample, Decimal) and isinstance(literal, (int, float)):
+            return Decimal(str(literal))
+    except ValueError:
+        return literal
+    return literal
+
+
+def _naive_utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:
+        return value
+    return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+
+def _spark_order(value: float) -> tuple[int, float]:
+    """Spark's order of floating-point values: NaN equals NaN and is above every number;
+    -0.0 equals 0.0."""
+    return (1, 0.0) if math.isnan(value) else (0, value)
+
+
+def _compare(op: str, value: Any, literal: Any) -> bool:
+    if op == "=":
+        return bool(value == literal)
+    if op == "!=":
+        return bool(value != literal)
+    if op == "<":
+        return bool(value < literal)
+    if op == "<=":
+        return bool(value <= literal)
+    if op == ">":
+        return bool(value > literal)
+    return bool(value >= literal)
+
+
+def _nan_matches(op: str, literal: float) -> bool:
+    """Whether a NaN satisfies ``NaN <op> literal`` under Spark's semantics."""
+    return _compare(op, _spark_order(math.nan), _spark_order(literal))
+
+
+def value_matches(op: str, literal: Any, value: Any) -> bool:
+    """Whether a known value satisfies ``value <op> literal`` (SQL: null matches only is_null).
+
+    FLOAT/DOUBLE values compare as in Spark: NaN = NaN holds and NaN is above every number.
+    """
+    if op == "is_null":
+        return value is None
+    if op == "is_not_null":
+        return value is not None
+    if value is None or literal is None:
+        return False
+    literal = _coerce(literal, value)
+    if isinstance(value, float) and isinstance(literal, (int, float)):
+        return _compare(op, _spark_order(value), _spark_order(float(literal)))
+    try:
+        if op == "=":
+            return value == literal
+        if op == "!=":
+            return value != literal
+        if op == "<":
+            return value < literal
+        if op == "<=":
+            return value <= literal
+        if op == ">":
+            return value > literal
+        return value >= literal
+    except TypeError:
+        return op == "!="
+
+
+def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
+    """False only when ``stats`` prove that no row satisfies the predicate.
+
+    FLOAT/DOUBLE bounds are not trusted to cover NaN: files written before this project
+    followed Java have bounds that leave their NaNs out (Java and this writer store no bounds
+    for a column with a NaN). So a file may also hold a NaN unless the predicate is one that
+    no NaN satisfies; a NaN lower bound (an all-NaN partition, or one an older writer got
+    wrong) proves nothing.
+    """
+    if op == "is_null":
+        return stats.null_count is None or stats.null_count > 0
+    if op == "is_not_null":
+        return stats.null_count is None or stats.null_count < row_count
+    low, high = stats.min, stats.max
+    if literal is None or low is None or high is None:
+        return True
+    literal = _coerce(literal, low)
+    if isinstance(low, float) and isinstance(literal, (int, float)):
+        literal = float(literal)
+        if math.isnan(low) or _nan_matches(op, literal):
+            return True
+        low_key, high_key, key = _spark_order(low), _spark_order(high), _spark_order(literal)
+        return _bounds_may_match(op, key, low_key, high_key)
+    return _bounds_may_match(op, literal, low, high)
+
+
+def _bounds_may_match(op: str, literal: Any, low: Any, high: Any) -> bool:
+    try:
+        if op == "=":
+            return low <= literal <= high
+        if op == "!=":
+            return not (low == high == literal)
+        if op == "<":
+            return low < literal
+        if op == "<=":
+            return low <= literal
+        if op == ">":
+            return high > literal
+        return high >= literal
+    except TypeError:
+        return True
+
+
+def validate_predicate(predicate: Iterable[Predicate], column_names: Collection[str]) -> None:
+    for column, op, _literal in predicate:
+        if op not in OPERATORS:
+            raise InvalidArgument(
+                f"Unsupported predicate operator '{op}': expected one of {sorted(OPERATORS)}"
+            )
+        if column not in column_names:
+            raise InvalidArgument(f"Predicate column '{column}' is not a column of the table")
+
+
+class _StatsLayout:
+    """Where a column's stats sit in files of one schema: index and type per field id."""
+
+    def __init__(self, schema: TableSchema, stats_cols: tuple[str, ...] | None) -> None:
+        fields = list(schema.fields)
+        if stats_cols is not None:
+            by_name = {f.name: f for f in fields}
+            if not all(n in by_name for n in stats_cols):
+                fields = []  # stats of columns the schema does not know: cannot decode them
+            else:
+                fields = [by_name[n] for n in stats_cols]
+        self.types = [f.type for f in fields]
+        self.index = {f.id: i for i, f in enumerate(fields)}
+
+
+class TableScan:
+    """Plans reads of one table (its schema and options as of the table handle)."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        schema = table.schema
+        self.partition_keys: list[str] = list(schema.partition_keys)
+        self.partition_types = [f.type for f in schema.partition_fields]
+        self._partitions: dict[bytes, tuple] = {}
+        self._schemas: dict[int, TableSchema] = {schema.schema_id: schema}
+        self._layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
+
+    # ------------------------------------------------------------------------ entries
+
+    def partition_values(self, partition: bytes) -> tuple:
+        """The decoded partition row (cached: many files share few partitions)."""
+        values = self._partitions.get(partition)
+        if values is None:
+            values = tuple(deserialize_row(partition, self.partition_types))
+            self._partitions[partition] = values
+        return values
+
+    def read_manifest_metas(
+        self, manifest_list_names: Iterable[str | None]
+    ) -> list[ManifestFileMeta]:
+        """The manifests listed by the given manifest lists, in order (None names skipped)."""
+        lists = self.table.manifest_list
+        return [m for name in manifest_list_names if name for m in lists.read(name)]
+
+    def read_all_entries(self, manifest_list_names: Iterable[str | None]) -> list[ManifestEntry]:
+        """Every entry (ADD and DELETE, unfolded) of the manifests of the given lists."""
+        read = self.table.manifest_file.read
+        return [e for m in self.read_manifest_metas(manifest_list_names) for e in read(m.file_name)]
+
+    def read_entries(
+        self,
+        snapshot: Snapshot,
+        partition_filter: Mapping[str, Any] | None = None,
+        *,
+        predicate: Sequence[Predicate] | None = None,
+        partitions: Collection[bytes] | None = None,
+    ) -> list[ManifestEntry]:
+        """The live (ADD, not deleted) entries of ``snapshot``, partition-pruned.
+
+        Args:
+            snapshot: the snapshot whose base + delta manifest lists are folded.
+            partition_filter: partition column -> value (None selects the null partition).
+            predicate: conjunctive predicates; those on partition columns prune here.
+            partitions: keep only these serialized partition rows.
+        """
+        part_preds = self._partition_predicates(partition_filter, predicate)
+        metas = self.read_manifest_metas(
+            (snapshot.base_manifest_list, snapshot.delta_manifest_list)
+        )
+        if part_preds:
+            metas = [m for m in metas if self._manifest_may_match(m, part_preds)]
+        keep = self._partition_keeper(part_preds, partitions)
+        read = self.table.manifest_file.read
+        chunks = [read(m.file_name, keep) for m in metas]
+        if any(m.num_deleted_files for m in metas):
+            folded: dict[tuple, ManifestEntry] = {}
+            for chunk in chunks:
+                for entry in chunk:
+                    key = entry.identifier
+                    if entry.kind == FileKind.ADD:
+                        folded[key] = entry
+                    elif folded.pop(key, None) is None:
+                        folded[key] = entry
+            live = [e for e in folded.values() if e.kind == FileKind.ADD]
+        else:
+            live = [e for chunk in chunks for e in chunk if e.kind == FileKind.ADD]
+        if partitions is not None:
+            wanted = partitions if isinstance(partitions, (set, frozenset)) else set(partitions)
+            live = [e for e in live if e.partition in wanted]
+        if part_preds:
+            verdict: dict[bytes, bool] = {}
+            kept = []
+            for e in live:
+                ok = verdict.get(e.partition)
+                if ok is None:
+                    ok = verdict[e.partition] = self._partition_matches(e.partition, part_preds)
+                if ok:
+                    kept.append(e)
+            live = kept
+        return live
+
+    def _partition_keeper(
+        self, preds: list[tuple[int, str, Any]], partitions: Collection[bytes] | None
+    ) -> Callable[[bytes], bool] | None:
+        """Which serialized partitions the plan wants (None: all), decided once per partition,
+        so that the manifests skip the entries of the others before decoding them."""
+        if not preds and partitions is None:
+            return None
+        wanted = None if partitions is None else frozenset(partitions)
+        verdicts: dict[bytes, bool] = {}
+
+        def keep(partition: bytes) -> bool:
+            ok = verdicts.get(partition)
+            if ok is None:
+                ok = (wanted is None or partition in wanted) and (
+                    not preds or self._partition_matches(partition, preds)
+                )
+                verdicts[partition] = ok
+            return ok
+
+        return keep
+
+    def _partition_predicates(
+        self,
+        partition_filter: Mapping[str, Any] | None,
+        predicate: Sequence[Predicate] | None,
+    ) -> list[tuple[int, str, Any]]:
+        index = {k: i for i, k in enumerate(self.partition_keys)}
+        preds: list[tuple[int, str, Any]] = []
+        for name, value in (partition_filter or {}).items():
+            if name not in index:
+                raise InvalidArgument(f"'{name}' is not a partition column of the table")
+            preds.append((index[name], "is_null" if value is None else "=", value))
+        for column, op, literal in predicate or ():
+            if column in index:
+                preds.append((index[column], op, literal))
+        return preds
+
+    def _manifest_may_match(
+        self, meta: ManifestFileMeta, preds: list[tuple[int, str, Any]]
+    ) -> bool:
+        stats = meta.partition_stats
+        if not stats.min_values or len(stats.min_values) <= 4 + 8:
+            return True  # no partition stats recorded (empty row)
+        try:
+            columns = decode_stats(stats, self.partition_types)
+        except Exception:
+            return True
+        count = meta.num_added_files + meta.num_deleted_files
+        return all(stats_may_match(op, lit, columns[i], count) for i, op, lit in preds)
+
+    def _partition_matches(self, partition: bytes, preds: list[tuple[int, str, Any]]) -> bool:
+        values = self.partition_values(partition)
+        return all(value_matches(op, lit, values[i]) for i, op, lit in preds)
+
+    # ---------------------------------------------------------------------- file stats
+
+    def _schema(self, schema_id: int) -> TableSchema:
+        schema = self._schemas.get(schema_id)
+        if schema is None:
+            schema = self.table.schema_manager.schema(schema_id)
+            self._schemas[schema_id] = schema
+        return schema
+
+    def _layout(self, schema_id: int, stats_cols: tuple[str, ...] | None) -> _StatsLayout:
+        key = (schema_id, stats_cols)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = _StatsLayout(self._schema(schema_id), stats_cols)
+        return layout
+
+    def _file_filter(self, predicate: Sequence[Predicate]) -> Any:
+        """A function ``DataFileMeta -> bool`` that is False when stats exclude the file."""
+        schema = self.table.schema
+        partition = set(self.partition_keys)
+        preds = [p for p in predicate if p[0] not in partition]
+        if not preds:
+            return None
+        if self.table.is_primary_key_table:
+            keys = list(schema.trimmed_primary_keys)
+            key_preds = [(keys.index(c), op, lit) for c, op, lit in preds if c in keys]
+            if not key_preds:
+                return None
+            key_types = [schema.field(k).type for k in keys]
+
+            def by_key_stats(f: DataFileMeta) -> bool:
+                try:
+                    columns = decode_stats(f.key_stats, key_types)
+                except Exception:
+                    return True
+                return all(
+                    stats_may_match(op, lit, columns[i], f.row_count) for i, op, lit in key_preds
+                )
+
+            return by_key_stats
+
+        ids = [(schema.field(c).id, op, lit) for c, op, lit in preds]
+        current = {f.id: f.type.copy(True) for f in schema.fields}
+
+        def by_value_stats(f: DataFileMeta) -> bool:
+            cols = f.value_stats_cols
+            if cols is not None and not cols:
+                return True
+            layout = self._layout(f.schema_id, cols)
+            # Stats of a column whose type changed since the file was written order values
+            # by the old type ('100' < '9' as strings): they cannot exclude the file.
+            wanted = [
+                (
+                    i if i is not None and layout.types[i].copy(True) == current[fid] else None,
+                    op,
+                    lit,
+                )
+                for fid, op, lit in ids
+                for i in (layout.index.get(fid),)
+            ]
+            if all(i is None for i, _, _ in wanted):
+                return True
+            try:
+                columns = decode_stats(f.value_stats, layout.types)
+            except Exception:
+                return True
+            return all(
+                i is None or stats_may_match(op, lit, columns[i], f.row_count)
+                for i, op, lit in wanted
+            )
+
+        return by_value_stats
+
+    # -------------------------------------------------------------------------- plan
+
+    def plan(
+        self,
+        snapshot: Snapshot | None = None,
+        partition_filter: Mapping[str, Any] | None = None,
+        predicate: Sequence[Predicate] | None = None,
+    ) -> list[Split]:
+        """Splits of ``snapshot`` (default: the time-travel options, else the latest).
+
+        Args:
+            snapshot: the snapshot to read; None resolves ``scan.*`` options, else latest.
+            partition_filter: partition column -> value, exact.
+            predicate: conjunctive ``(column, op, literal)``; prunes files whose stats cannot
+                match (rows are not filtered).
+
+        Returns:
+            One split per (partition, bucket) with live files; [] for an empty table.
+        """
+        predicate = list(predicate or ())
+        validate_predicate(predicate, {f.name for f in self.table.schema.fields})
+        if snapshot is None:
+            snapshot = resolve_snapshot(self.table)
+            if snapshot is None:
+                return []
+        # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
+        # it would trace every entry built so far (they hold no cycles) again and again.
+        with gc_paused():
+            entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
+            keep = self._file_filter(predicate) if predicate else None
+            groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            for e in entries:
+                if keep is not None and not keep(e.file):
+                    continue
+                files = groups.get((e.partition, e.bucket))
+                if files is None:
+                    groups[(e.partition, e.bucket)] = [e.file]
+                else:
+                    files.append(e.file)
+            sid = snapshot.snapshot_id
+            return [
+                Split(part, self.partition_values(part), bucket, tuple(files), sid)
+                for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
+            ]

@@ -1,0 +1,583 @@
+"""Writing Arrow data as Paimon data files and commit messages (runs on Spark executors too).
+
+A ``TableWrite`` buffers what it is given, then groups rows by partition and bucket and
+writes Parquet files the way Java does: append tables get the table columns only; primary-key
+tables get ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and then the columns, sorted by
+key with one row per key, sequence numbers continuing those of the bucket. Everything it needs
+comes from the table path and schema, so it carries no driver state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.format.binary_row import serialize_row
+from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.default_value import field_defaults
+from paimon_core.format.float_order import with_order_columns
+from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
+from paimon_core.format.stats import (
+    collect_stats,
+    dense_value_stats,
+    key_stats_modes,
+    to_simple_stats,
+    value_stats_modes,
+)
+from paimon_core.format.types import PARQUET_FIELD_ID, SYSTEM_FIELD_ID_START, to_arrow_schema
+from paimon_core.operations.arrow_sort import sort_indices_nulls_first
+from paimon_core.operations.bucket import assign_buckets, hash_keys
+from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
+from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
+
+if TYPE_CHECKING:
+    from paimon_core.format.snapshot import Snapshot
+    from paimon_core.format.types import DataField
+    from paimon_core.table import FileStoreTable
+
+KEY_FIELD_ID_START = SYSTEM_FIELD_ID_START  # _KEY_<k> has id 1073741823 + id(k)
+SEQUENCE_NUMBER_ID = 2147483646
+VALUE_KIND_ID = 2147483645
+WRITE_BUFFER_SIZE = 256 * 1024 * 1024
+_RETRACT = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([1, 3]))])  # -U, -D
+_COMPRESSION = {
+    "zstd": "zstd",
+    "snappy": "snappy",
+    "gzip": "gzip",
+    "lz4": "lz4",
+    "brotli": "brotli",
+    "none": "none",
+    "uncompressed": "none",
+}
+_EPOCH = dt.datetime(1970, 1, 1)
+# Java stores DECIMAL(p <= 9) as INT32 and p <= 18 as INT64, and its reader fails on the
+# fixed-length binary Arrow writes by default (pyarrow >= 19 can do it Java's way).
+_PARQUET_OPTIONS = (
+    {"store_decimal_as_integer": True}
+    if "store_decimal_as_integer" in inspect.signature(pq.write_table).parameters
+    else {}
+)
+T = TypeVar("T")
+
+
+def _python(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _row_at(table: pa.Table, names: Sequence[str], index: int) -> list[Any]:
+    return [_python(table.column(n)[index].as_py()) for n in names]
+
+
+def local_millis_as_utc() -> int:
+    """Java's ``LocalDateTime.now()`` stored as timestamp-millis: local wall clock as if UTC."""
+    return (dt.datetime.now() - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def _has_nanos(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_timestamp(arrow_type):
+        return arrow_type.unit == "ns"
+    if pa.types.is_struct(arrow_type):
+        return any(_has_nanos(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if pa.types.is_map(arrow_type):
+        return _has_nanos(arrow_type.key_type) or _has_nanos(arrow_type.item_type)
+    if pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return _has_nanos(arrow_type.value_type)
+    return False
+
+
+def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
+    """One dense int code per distinct combination of the columns' values (nulls included)."""
+    codes = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for column in columns:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        encoded = column.dictionary_encode()
+        width = len(encoded.dictionary) + 1
+        indices = encoded.indices.fill_null(width - 1).to_numpy(zero_copy_only=False)
+        codes = np.unique(codes * width + indices, return_inverse=True)[1].reshape(-1)
+    return codes
+
+
+class TableWrite:
+    """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        overwrite: bool = False,
+        *,
+        base_snapshot: Snapshot | Literal[False] | None = False,
+        on_new_file: Callable[[str], None] | None = None,
+    ) -> None:
+        """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
+        empty table; by default the latest when first needed), so that the writers of one
+        distributed statement agree. ``on_new_file`` is told each path before it is created,
+        so that a file of a task attempt that dies or loses can still be found and removed."""
+        self.table = table
+        self.overwrite = overwrite
+        self._on_new_file = on_new_file
+        schema = table.schema
+        options = table.options
+        if options.file_format != "parquet":
+            raise UnsupportedFeature(
+                f"Writing 'file.format' = '{options.file_format}' is not supported (only parquet)"
+            )
+        compression = _COMPRESSION.get(options.file_compression)
+        if compression is None:
+            raise UnsupportedFeature(
+                f"Writing 'file.compression' = '{options.file_compression}' is not supported"
+            )
+        self.compression = compression
+        self.compression_level = (
+            options.file_compression_zstd_level if compression == "zstd" else None
+        )
+        self.fields: list[DataField] = list(schema.fields)
+        self.names = [f.name for f in self.fields]
+        self.arrow_schema = to_arrow_schema(self.fields)
+        # Paimon's DefaultValueRow: a NULL of a column with a default is written as the default.
+        self.defaults = field_defaults(self.fields)
+        self.is_pk = bool(schema.primary_keys)
+        self.partition_keys = list(schema.partition_keys)
+        self.partition_types = [f.type for f in schema.partition_fields]
+        self.key_names = list(schema.trimmed_primary_keys) if self.is_pk else []
+        self.key_types = [schema.field(k).type for k in self.key_names]
+        self.sequence_fields = list(options.sequence_field) if self.is_pk else []
+        self.merge_engine = options.merge_engine if self.is_pk else "deduplicate"
+        if self.is_pk and (options.deletion_vectors_enabled or self.merge_engine == "first-row"):
+            # Java batch scans of such tables skip level-0 files until a compaction rewrites
+            # them, and this writer never compacts: the rows would stay invisible to Java.
+            raise UnsupportedFeature(
+                "Writing primary-key tables with 'deletion-vectors.enabled' = 'true' or "
+                "'merge-engine' = 'first-row' is not supported (their level-0 files are "
+                "invisible to Paimon batch reads until compacted)"
+            )
+        nanos = [f.name for f in self.arrow_schema if _has_nanos(f.type)]
+        if nanos:
+            raise UnsupportedFeature(
+                f"Writing TIMESTAMP columns with precision above 6 ({nanos}) is not supported: "
+                "Paimon (Java) reads them only as Parquet INT96, which pyarrow cannot write per column"
+            )
+        self._init_buckets()
+        self.file_schema = self._file_schema()
+        self.value_modes = value_stats_modes(options, self.names)
+        self.key_modes = key_stats_modes(options, self.key_names)
+        self.dense_stats = options.stats_dense_store
+        self.target_file_size = options.target_file_size(self.is_pk)
+        self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
+        self.file_prefix = options.data_file_prefix
+        self.file_suffix = (
+            f".{options.file_compression}.parquet"
+            if options.file_suffix_include_compression
+            else ".parquet"
+        )
+        self._pending: list[tuple[pa.Table, pa.Array | None]] = []
+        self._pending_bytes = 0
+        self._files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._values: dict[bytes, tuple] = {}
+        self._written: list[str] = []
+        self._next_seq: dict[tuple[bytes, int], int] = {}
+        self._restored: set[bytes] = set()
+        self._base: Snapshot | None = base_snapshot or None
+        self._base_read = base_snapshot is not False
+        self._dynamic: DynamicBucketIndex | None = None
+
+    def _init_buckets(self) -> None:
+        schema, options = self.table.schema, self.table.options
+        self.num_buckets = options.bucket
+        if self.num_buckets == -2:
+            raise UnsupportedFeature(
+                "Writing postpone-bucket tables ('bucket' = '-2') is not supported"
+            )
+        if self.num_buckets == 0 or self.num_buckets < -2:
+            raise InvalidArgument(f"Invalid 'bucket' = '{self.num_buckets}'")
+        self.mode = "fixed" if self.num_buckets > 0 else "dynamic" if self.is_pk else "unaware"
+        self.total_buckets = self.num_buckets if self.mode == "fixed" else -1
+        if self.mode == "dynamic" and not set(self.partition_keys) <= set(schema.primary_keys):
+            raise UnsupportedFeature(
+                "Cross-partition upsert (a primary key without all partition keys, 'bucket' = "
+                "'-1') is not supported: include the partition keys in the primary key or set "
+                "a fixed 'bucket'"
+            )
+        self.bucket_keys: list[str] = []
+        if self.mode == "fixed":
+            self.bucket_keys = list(options.bucket_key) or list(self.key_names)
+            if not self.bucket_keys:
+                raise InvalidArgument(
+                    "You should define a 'bucket-key' for bucketed append mode ('bucket' > 0)"
+                )
+            names = {f.name for f in schema.fields}
+            unknown = [k for k in self.bucket_keys if k not in names]
+            if unknown:
+                raise InvalidArgument(f"'bucket-key' names unknown columns {unknown}")
+        self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
+
+    def _file_schema(self) -> pa.Schema:
+        """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
+        if not self.is_pk:
+            return self.arrow_schema
+        system = []
+        for name in self.key_names:
+            f = self.arrow_schema.field(name)
+            key_id = KEY_FIELD_ID_START + self.table.schema.field(name).id
+            system.append(
+                pa.field(
+                    f"{KEY_PREFIX}{name}", f.type, False, {PARQUET_FIELD_ID: str(key_id).encode()}
+                )
+            )
+        system.append(
+            pa.field(
+                SEQUENCE_NUMBER,
+                pa.int64(),
+                False,
+                {PARQUET_FIELD_ID: str(SEQUENCE_NUMBER_ID).encode()},
+            )
+        )
+        system.append(
+            pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
+        )
+        return pa.schema([*system, *self.arrow_schema])
+
+    # ------------------------------------------------------------------------- input
+
+    def write_arrow(
+        self, data: pa.Table | pa.RecordBatch, row_kinds: pa.Array | None = None
+    ) -> None:
+        """Buffer ``data`` (all table columns, by name); ``row_kinds`` are int8 RowKinds per row.
+
+        Raises:
+            InvalidArgument: missing or unknown columns, nulls in NOT NULL columns without a
+                default, bad row kinds.
+        """
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        table = self._conform(data)
+        kinds = self._conform_kinds(row_kinds, table.num_rows)
+        if table.num_rows == 0:
+            return
+        self._pending.append((table, kinds))
+        self._pending_bytes += table.nbytes
+        if self._pending_bytes >= self.buffer_size:
+            self._guarded(self._flush)
+
+    def _conform(self, data: pa.Table) -> pa.Table:
+        given = set(data.column_names)
+        missing = [n for n in self.names if n not in given]
+        extra = [n for n in data.column_names if n not in set(self.names)]
+        if missing or extra:
+            raise InvalidArgument(
+                f"Data does not match the table columns {self.names}: "
+                f"missing {missing}, unknown {extra}"
+            )
+        columns = []
+        for field in self.arrow_schema:
+            column = data.column(field.name)
+            if column.type != field.type:
+                try:
+                    column = column.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                    raise InvalidArgument(
+                        f"Column '{field.name}' of type {column.type} cannot be written as "
+                        f"{field.type}: {err}"
+                    ) from None
+            if column.null_count and field.name in self.defaults:
+                column = pc.fill_null(column, self.defaults[field.name].cast(field.type))
+            if not field.nullable and column.null_count:
+                raise InvalidArgument(f"Cannot write null to non-null column '{field.name}'")
+            columns.append(column)
+        return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+
+    def _conform_kinds(self, row_kinds: pa.Array | None, n: int) -> pa.Array | None:
+        if row_kinds is None:
+            return None
+        kinds = pa.chunked_array([row_kinds]) if isinstance(row_kinds, pa.Array) else row_kinds
+        kinds = kinds.cast(pa.int8()).combine_chunks()
+        if len(kinds) != n:
+            raise InvalidArgument(f"{len(kinds)} row kinds given for {n} rows")
+        if kinds.null_count or (
+            n and not pc.all(pc.is_in(kinds, pa.array([0, 1, 2, 3], pa.int8()))).as_py()
+        ):
+            raise InvalidArgument("Row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
+        if not self.is_pk:
+            if n and pc.any(pc.not_equal(kinds, 0)).as_py():
+                raise InvalidArgument(
+                    "Append tables only take inserts (+I): they have no primary key"
+                )
+            return None
+        return kinds
+
+    # ------------------------------------------------------------------------ output
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Write what is buffered; one message per (partition, bucket) written since last time."""
+        return self._guarded(self._prepare_commit)
+
+    def _prepare_commit(self) -> list[CommitMessage]:
+        self._flush()
+        index: dict[tuple[bytes, int], tuple[IndexManifestEntry, IndexManifestEntry | None]] = {}
+        if self._dynamic is not None:
+            index = self._dynamic.prepare_commit(self._track)
+        messages = []
+        for key in sorted(set(self._files) | set(index)):
+            partition, bucket = key
+            new_index, old_index = index.get(key, (None, None))
+            messages.append(
+                CommitMessage(
+                    partition,
+                    bucket,
+                    self.total_buckets,
+                    new_files=tuple(self._files.get(key, ())),
+                    new_index_files=(new_index,) if new_index else (),
+                    deleted_index_files=(old_index,) if old_index else (),
+                )
+            )
+        self._files.clear()
+        self._written.clear()  # the files now belong to the messages
+        return messages
+
+    def close(self) -> None:
+        """Drop buffered rows and delete files not yet handed out by ``prepare_commit``."""
+        self._pending.clear()
+        self._pending_bytes = 0
+        self._abort()
+
+    def __enter__(self) -> TableWrite:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _track(self, path: str) -> None:
+        if self._on_new_file is not None:
+            self._on_new_file(path)
+        self._written.append(path)
+
+    def _abort(self) -> None:
+        io = self.table.file_io
+        for path in self._written:
+            try:
+                io.delete(path)
+            except OSError:
+                pass
+        self._written.clear()
+        self._files.clear()
+
+    def _guarded(self, action: Callable[[], T]) -> T:
+        try:
+            return action()
+        except BaseException:
+            self._pending.clear()
+            self._pending_bytes = 0
+            self._abort()
+            raise
+
+    # ---------------------------------------------------------------------- grouping
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        data = pa.concat_tables([t for t, _ in pending])
+        kinds = None
+        if self.is_pk:
+            kinds = pa.concat_arrays(
+                [
+                    k if k is not None else pa.array(np.zeros(t.num_rows, np.int8))
+                    for t, k in pending
+                ]
+            )
+        n = data.num_rows
+        parts = (
+            _factorize([data.column(k) for k in self.partition_keys])
+            if self.partition_keys
+            else np.zeros(n, np.int64)
+        )
+        num_parts = int(parts.max()) + 1
+        first_rows = np.full(num_parts, n, np.int64)
+        np.minimum.at(first_rows, parts, np.arange(n))
+        partitions = []
+        for row in first_rows:
+            values = tuple(_row_at(data, self.partition_keys, int(row)))
+            binary = serialize_row(list(values), self.partition_types)
+            self._values.setdefault(binary, values)
+            partitions.append(binary)
+        self._restore_sequences([p for p in set(partitions) if p not in self._restored])
+        buckets = self._buckets(data, parts, partitions)
+        group = parts * (int(buckets.max()) + 1) + buckets
+        order = np.argsort(group, kind="stable")
+        bounds = np.flatnonzero(np.diff(group[order])) + 1
+        for rows in np.split(order, bounds):
+            first = int(rows[0])
+            indices = pa.array(rows)
+            self._write_bucket(
+                partitions[int(parts[first])],
+                int(buckets[first]),
+                data.take(indices),
+                kinds.take(indices) if kinds is not None else None,
+            )
+
+    def _buckets(self, data: pa.Table, parts: np.ndarray, partitions: list[bytes]) -> np.ndarray:
+        n = data.num_rows
+        if self.mode == "unaware":
+            return np.zeros(n, np.int64)
+        if self.mode == "fixed":
+            columns = [data.column(k) for k in self.bucket_keys]
+            return np.asarray(
+                assign_buckets(columns, self.bucket_key_types, self.num_buckets), dtype=np.int64
+            )
+        if self._dynamic is None:
+            self._dynamic = DynamicBucketIndex(
+                self.table, self._base_snapshot(), ignore_existing=self.overwrite
+            )
+        hashes = np.asarray(
+            hash_keys([data.column(k) for k in self.key_names], self.key_types), dtype=np.int32
+        )
+        buckets = np.zeros(n, np.int64)
+        for code, partition in enumerate(partitions):
+            rows = np.flatnonzero(parts == code)
+            buckets[rows] = self._dynamic.assign(partition, hashes[rows])
+        return buckets
+
+    # ------------------------------------------------------------------- sequences
+
+    def _base_snapshot(self) -> Snapshot | None:
+        """The latest snapshot when first needed: sequences and HASH indexes restore from it."""
+        if not self._base_read:
+            self._base = self.table.snapshot_manager.latest_snapshot()
+            self._base_read = True
+        return self._base
+
+    def _restore_sequences(self, partitions: list[bytes]) -> None:
+        """Continue each bucket's sequence after the highest one of its live files (Java)."""
+        if not partitions:
+            return
+        self._restored.update(partitions)
+        if self.overwrite or self.mode == "unaware":
+            return  # overwritten files go away; unaware append writers start at 0 as Java's
+        snapshot = self._base_snapshot()
+        if snapshot is None:
+            return
+        from paimon_core.operations.scan import TableScan
+
+        for e in TableScan(self.table).read_entries(snapshot, partitions=set(partitions)):
+            key = (e.partition, e.bucket)
+            seq = e.file.max_sequence_number + 1
+            if seq > self._next_seq.get(key, 0):
+                self._next_seq[key] = seq
+
+    # ------------------------------------------------------------------------ files
+
+    def _write_bucket(
+        self, partition: bytes, bucket: int, data: pa.Table, kinds: pa.Array | None
+    ) -> None:
+        key = (partition, bucket)
+        start = self._next_seq.get(key, 0)
+        n = data.num_rows
+        self._next_seq[key] = start + n
+        sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
+        if self.is_pk:
+            assert kinds is not None
+            data = self._key_value_rows(data, sequences, kinds)
+        rows_per_file = n
+        if data.nbytes > self.target_file_size:
+            rows_per_file = max(1, data.num_rows * self.target_file_size // data.nbytes)
+        for offset in range(0, data.num_rows, rows_per_file):
+            chunk = data.slice(offset, rows_per_file)
+            first_seq = start + offset
+            meta = self._write_file(partition, bucket, chunk, first_seq)
+            self._files.setdefault(key, []).append(meta)
+
+    def _key_value_rows(self, data: pa.Table, sequences: pa.Array, kinds: pa.Array) -> pa.Table:
+        """Sorted by key in Java's order, one row per key: the one with the highest sequence."""
+        work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
+        work, key_order = with_order_columns(work, self.key_names)
+        work, sequence_order = with_order_columns(work, self.sequence_fields)
+        order = [(k, "ascending") for k in (*key_order, *sequence_order, SEQUENCE_NUMBER)]
+        work = work.take(sort_indices_nulls_first(work, order))
+        n = work.num_rows
+        if n > 1:
+            boundary = np.zeros(n - 1, dtype=bool)
+            for name in key_order:
+                column = work.column(name)
+                differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
+                boundary |= differs.fill_null(True).to_numpy(zero_copy_only=False)
+            if not boundary.all():
+                if self.merge_engine != "deduplicate":
+                    raise UnsupportedFeature(
+                        f"Writing one batch with repeated keys to a table with 'merge-engine' = "
+                        f"'{self.merge_engine}' is not supported"
+                    )
+                keep = np.ones(n, dtype=bool)
+                keep[:-1] = boundary
+                work = work.filter(pa.array(keep))
+        columns = [work.column(k) for k in self.key_names]
+        columns += [work.column(SEQUENCE_NUMBER), work.column(VALUE_KIND)]
+        columns += [work.column(name) for name in self.names]
+        return pa.Table.from_arrays(columns, schema=self.file_schema)
+
+    def _write_file(
+        self, partition: bytes, bucket: int, data: pa.Table, first_seq: int
+    ) -> DataFileMeta:
+        name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
+        path = data_file_path(self.table, self._values[partition], bucket, name)
+        self._track(path)
+        sink = self.table.file_io.open_output(path)
+        try:
+            pq.write_table(
+                data,
+                sink,
+                compression=self.compression,
+                compression_level=self.compression_level,
+                **_PARQUET_OPTIONS,
+            )
+            size = sink.tell()
+        finally:
+            sink.close()
+        n = data.num_rows
+        value_stats, stats_cols = dense_value_stats(
+            collect_stats(data, self.fields, self.value_modes), self.fields, self.dense_stats
+        )
+        if self.is_pk:
+            seqs = data.column(SEQUENCE_NUMBER)
+            bounds = pc.min_max(seqs)
+            min_seq, max_seq = bounds["min"].as_py(), bounds["max"].as_py()
+            key_fields = [self.table.schema.field(k) for k in self.key_names]
+            min_key = serialize_row(_row_at(data, self.key_names, 0), self.key_types)
+            max_key = serialize_row(_row_at(data, self.key_names, n - 1), self.key_types)
+            key_stats = to_simple_stats(
+                collect_stats(data, key_fields, self.key_modes), self.key_types
+            )
+            deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
+        else:
+            min_seq, max_seq = first_seq, first_seq + n - 1
+            min_key = max_key = EMPTY_ROW
+            key_stats = EMPTY_STATS
+            deletes = 0
+        return DataFileMeta(
+            file_name=name,
+            file_size=size,
+            row_count=n,
+            min_key=min_key,
+            max_key=max_key,
+            key_stats=key_stats,
+            value_stats=value_stats,
+            min_sequence_number=min_seq,
+            max_sequence_number=max_seq,
+            schema_id=self.table.schema.schema_id,
+            level=0,
+            extra_files=(),
+            creation_time_millis=local_millis_as_utc(),
+            delete_row_count=deletes,
+            file_source=0,
+            value_stats_cols=stats_cols,
+        )

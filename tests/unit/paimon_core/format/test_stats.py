@@ -1,0 +1,138 @@
+"""Column stats: modes, Java's string truncation, dense value-stats columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.binary_row import serialize_row
+from paimon_core.format.manifest import EMPTY_STATS
+from paimon_core.format.options import CoreOptions
+from paimon_core.format.stats import (
+    ColumnStats,
+    StatsMode,
+    collect_stats,
+    column_stats,
+    decode_stats,
+    dense_value_stats,
+    key_stats_modes,
+    parse_stats_mode,
+    truncate_max,
+    truncate_min,
+    value_stats_modes,
+)
+from paimon_core.format.types import BIGINT, DOUBLE, FLOAT, STRING, TIMESTAMP_LTZ, DataField
+
+TRUNC16 = StatsMode("truncate", 16)
+
+
+def test_parse_stats_mode() -> None:
+    assert parse_stats_mode("TRUNCATE(16)") == TRUNC16
+    assert parse_stats_mode(" full ") == StatsMode("full")
+    assert parse_stats_mode("counts") == StatsMode("counts")
+    assert parse_stats_mode("none") == StatsMode("none")
+    with pytest.raises(InvalidArgument, match="stats mode"):
+        parse_stats_mode("truncate(x)")
+
+
+def test_truncation_follows_java() -> None:
+    assert truncate_min("abcdef", 3) == "abc"
+    assert truncate_max("abc", 3) == "abc"  # short enough: unchanged
+    assert truncate_max("abcdef", 3) == "abd"
+    assert truncate_max("ab\U0010ffffz", 3) == "ac"  # the max code point cannot grow: bump earlier
+    assert truncate_max("\U0010ffff" * 4, 3) is None
+    assert truncate_max("éèà", 2) == "éé"  # code points, not bytes
+
+
+def test_column_stats_per_mode() -> None:
+    column = pa.array(["x" * 20, None, "a"])
+    assert column_stats(column, StatsMode("none")) == ColumnStats(None, None, None)
+    assert column_stats(column, StatsMode("counts")) == ColumnStats(None, None, 1)
+    assert column_stats(column, StatsMode("full")) == ColumnStats("a", "x" * 20, 1)
+    assert column_stats(column, TRUNC16) == ColumnStats("a", "x" * 15 + "y", 1)
+    assert column_stats(pa.array([None, None], pa.int64()), TRUNC16) == ColumnStats(None, None, 2)
+    nans = pa.array([float("nan")])
+    assert column_stats(nans, TRUNC16) == ColumnStats(None, None, 0)
+    assert column_stats(pa.array([[1]]), TRUNC16) == ColumnStats(None, None, 0)
+
+
+def test_ltz_timestamps_and_decimals_become_python_values() -> None:
+    ts = pa.array([dt.datetime(2024, 1, 1, 12)], pa.timestamp("us", tz="UTC"))
+    assert column_stats(ts, TRUNC16).min == dt.datetime(2024, 1, 1, 12)
+    dec = pa.array([Decimal("1.50"), Decimal("-2.25")], pa.decimal128(10, 2))
+    assert column_stats(dec, TRUNC16) == ColumnStats(Decimal("-2.25"), Decimal("1.50"), 0)
+
+
+def test_dense_store_lists_only_covered_columns() -> None:
+    fields = [
+        DataField(0, "id", BIGINT()),
+        DataField(1, "name", STRING()),
+        DataField(2, "x", DOUBLE()),
+    ]
+    data = pa.table({"id": [3, 1], "name": ["b", None], "x": [0.5, 1.5]})
+    full = collect_stats(data, fields, [TRUNC16] * 3)
+    stats, cols = dense_value_stats(full, fields)
+    assert cols is None
+    types = [f.type for f in fields]
+    assert stats.min_values == serialize_row([1, "b", 0.5], types)
+    assert stats.max_values == serialize_row([3, "b", 1.5], types)
+    assert stats.null_counts == (0, 1, 0)
+    assert decode_stats(stats, types) == full
+
+    partial = collect_stats(data, fields, [TRUNC16, StatsMode("none"), StatsMode("counts")])
+    stats, cols = dense_value_stats(partial, fields)
+    assert cols == ("id", "x")
+    assert stats.min_values == serialize_row([1, None], [BIGINT(), DOUBLE()])
+    assert stats.null_counts == (0, 0)
+
+    none = collect_stats(data, fields, [StatsMode("none")] * 3)
+    assert dense_value_stats(none, fields) == (EMPTY_STATS, ())
+    sparse, cols = dense_value_stats(partial, fields, dense=False)
+    assert cols is None and sparse.null_counts == (0, None, 0)
+
+
+def test_modes_from_options() -> None:
+    options = CoreOptions({"metadata.stats-mode": "full", "fields.name.stats-mode": "none"})
+    assert value_stats_modes(options, ["id", "name"]) == [StatsMode("full"), StatsMode("none")]
+    assert value_stats_modes(CoreOptions({}), ["id"]) == [TRUNC16]
+    assert key_stats_modes(options, ["k"]) == [StatsMode("truncate", 128)]
+
+
+def test_ltz_type_serializes_after_normalising() -> None:
+    ts = pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us", tz="UTC"))
+    s = column_stats(ts, StatsMode("full"))
+    field = DataField(0, "t", TIMESTAMP_LTZ(6))
+    stats, _ = dense_value_stats([s], [field])
+    assert decode_stats(stats, [field.type])[0].max == dt.datetime(2024, 1, 1)
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()], ids=["double", "float"])
+def test_float_stats_follow_javas_parquet_footer(arrow_type: pa.DataType) -> None:
+    """paimon-oracle: a column holding a NaN anywhere gets null min/max (null count kept), a
+    zero min is stored as -0.0 and a zero max as +0.0, so that no zero is ever pruned."""
+    nan = float("nan")
+
+    def stats(values: list) -> ColumnStats:
+        return column_stats(pa.array(values, arrow_type), TRUNC16)
+
+    assert stats([1.0, nan, 2.0]) == ColumnStats(None, None, 0)
+    assert stats([None, nan, -1.0]) == ColumnStats(None, None, 1)
+    zero_min = stats([0.0, 2.0])
+    assert (zero_min.min, math.copysign(1, zero_min.min), zero_min.max) == (0.0, -1, 2.0)
+    zero_max = stats([-0.0, -2.0])
+    assert (zero_max.min, zero_max.max, math.copysign(1, zero_max.max)) == (-2.0, 0.0, 1)
+    assert stats([float("-inf"), float("inf")]) == ColumnStats(float("-inf"), float("inf"), 0)
+    assert column_stats(pa.array([1.0, nan], arrow_type), StatsMode("counts")).null_count == 0
+
+
+def test_stats_of_float_columns_store_the_signed_zeros() -> None:
+    fields = [DataField(0, "x", DOUBLE()), DataField(1, "y", FLOAT())]
+    data = pa.table({"x": [0.0, 1.0], "y": pa.array([-3.0, -0.0], pa.float32())})
+    stats, _ = dense_value_stats(collect_stats(data, fields, [TRUNC16] * 2), fields)
+    assert stats.min_values == serialize_row([-0.0, -3.0], [DOUBLE(), FLOAT()])
+    assert stats.max_values == serialize_row([1.0, 0.0], [DOUBLE(), FLOAT()])

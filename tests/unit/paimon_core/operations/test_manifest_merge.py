@@ -1,0 +1,154 @@
+"""Manifest merging at commit: full and minor compaction, ADD/DELETE folding, duplicate ADDs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import CommitConflict
+from paimon_core.format.manifest import FileKind, ManifestFileMeta
+from paimon_core.operations.manifest_merge import ManifestMerger, merge_entries
+from paimon_core.table import FileStoreTable
+
+SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string())])
+
+
+def _table(warehouse: str) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    return catalog.create_table("db.t", SCHEMA, partition_keys=["dt"])
+
+
+def _write(table: FileStoreTable, ks: list[int], dt: str, **kw: Any) -> int | None:
+    return table.write_arrow(pa.table({"k": ks, "dt": [dt] * len(ks)}, schema=SCHEMA), **kw)
+
+
+def _base(table: FileStoreTable) -> list[ManifestFileMeta]:
+    return table.manifest_list.read(table.latest_snapshot().base_manifest_list)
+
+
+def _all(table: FileStoreTable) -> list[ManifestFileMeta]:
+    latest = table.latest_snapshot()
+    return _base(table) + table.manifest_list.read(latest.delta_manifest_list)
+
+
+def _entries(table: FileStoreTable, meta: ManifestFileMeta) -> list[tuple[FileKind, str]]:
+    return [(e.kind, e.file.file_name) for e in table.manifest_file.read(meta.file_name)]
+
+
+def _keys(table: FileStoreTable) -> list[int]:
+    return sorted(table.to_arrow().column("k").to_pylist())
+
+
+def _options(**kw: int) -> dict[str, str]:
+    names = {
+        "target": "manifest.target-file-size",
+        "full": "manifest.full-compaction-threshold-size",
+        "min_count": "manifest.merge-min-count",
+    }
+    return {names[k]: str(v) for k, v in kw.items()}
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["delta-passes", "delta-below"])
+def test_full_compaction_when_delta_passes_threshold(warehouse: str, passes: bool) -> None:
+    table = _table(warehouse)
+    _write(table, [1], "a")
+    _write(table, [2], "b")
+    _write(table, [3], "b", overwrite={"dt": "b"})  # deletes the file of key 2
+    m_a, m_b, m_overwrite = _all(table)
+    assert m_overwrite.num_deleted_files == 1
+    # m_a and m_b count as large (untouched base), m_overwrite is the delta with a delete.
+    target = min(m_a.file_size, m_b.file_size)
+    threshold = m_overwrite.file_size + (0 if passes else 1)
+    _write(table.copy(_options(target=target, full=threshold)), [4], "c")
+    base = _base(table)
+    if not passes:
+        assert base == [m_a, m_b, m_overwrite]  # and minor compaction has nothing to do
+    else:
+        # m_a's partition holds no deleted file: kept as it is; m_b is rewritten without
+        # the deleted file, together with the delta's additions.
+        assert base[0] == m_a
+        assert m_b not in base and m_overwrite not in base
+        merged = [e for meta in base[1:] for e in _entries(table, meta)]
+        assert [kind for kind, _ in merged] == [FileKind.ADD]
+        assert sum(m.num_deleted_files for m in base) == 0
+    assert _keys(table) == [1, 3, 4]
+
+
+def _five_manifests(table: FileStoreTable) -> list[ManifestFileMeta]:
+    for k in range(5):
+        _write(table, [k], "a")
+    metas = _all(table)
+    assert len(metas) == 5
+    return metas
+
+
+def test_minor_compaction_when_size_reaches_target(warehouse: str) -> None:
+    table = _table(warehouse)
+    metas = _five_manifests(table)
+    target = sum(m.file_size for m in metas[:3])
+    assert sum(m.file_size for m in metas[3:]) < target
+    _write(table.copy(_options(target=target, min_count=100)), [9], "a")
+    base = _base(table)
+    assert len(base) == 3 and base[1:] == metas[3:]
+    assert base[0].num_added_files == 3
+    assert sorted(_entries(table, base[0])) == sorted(
+        e for m in metas[:3] for e in _entries(table, m)
+    )
+    assert _keys(table) == [0, 1, 2, 3, 4, 9]
+
+
+@pytest.mark.parametrize("min_count", [5, 6])
+def test_minor_compaction_when_count_reaches_merge_min_count(
+    warehouse: str, min_count: int
+) -> None:
+    table = _table(warehouse)
+    metas = _five_manifests(table)
+    _write(table.copy(_options(min_count=min_count)), [9], "a")
+    base = _base(table)
+    if min_count == 5:
+        assert len(base) == 1 and base[0].num_added_files == 5
+    else:
+        assert base == metas
+    assert _keys(table) == [0, 1, 2, 3, 4, 9]
+
+
+def test_add_and_later_delete_of_one_file_cancel(warehouse: str) -> None:
+    table = _table(warehouse)
+    _write(table, [1], "a")
+    _write(table, [2], "a", overwrite={"dt": "a"})
+    first, second = _all(table)
+    (gone,) = _entries(table, first)
+    assert (FileKind.DELETE, gone[1]) in _entries(table, second)
+    _write(table.copy(_options(min_count=2)), [3], "a")
+    (merged,) = _base(table)
+    names = [name for _, name in _entries(table, merged)]
+    assert len(names) == 1 and gone[1] not in names
+    assert [kind for kind, _ in _entries(table, merged)] == [FileKind.ADD]
+    assert merged.num_deleted_files == 0
+    assert _keys(table) == [2, 3]
+    # In one fold: ADD then DELETE leave nothing; a DELETE alone stays (its ADD is elsewhere).
+    add = table.manifest_file.read(first.file_name)[0]
+    delete = next(
+        e for e in table.manifest_file.read(second.file_name) if e.kind == FileKind.DELETE
+    )
+    assert merge_entries([add, delete]) == {}
+    assert list(merge_entries([delete]).values()) == [delete]
+
+
+def test_duplicate_add_raises(warehouse: str) -> None:
+    table = _table(warehouse)
+    _write(table, [1], "a")
+    (meta,) = _all(table)
+    (entry,) = table.manifest_file.read(meta.file_name)
+    with pytest.raises(CommitConflict, match=f"{entry.file.file_name} which is already added"):
+        merge_entries([entry, entry])
+    written: list[str] = []
+    types = [f.type for f in table.schema.partition_fields]
+    merger = ManifestMerger(table.manifest_file, types, 1 << 20, 2, 1 << 30, written=written)
+    with pytest.raises(CommitConflict, match="already added"):
+        merger.merge([meta, meta])
+    assert written == []

@@ -1,0 +1,397 @@
+"""Writing data files: layout, keys, sequence numbers, stats, buckets, interop with pypaimon."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.format.binary_row import deserialize_row, serialize_row
+from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS
+from paimon_core.format.stats import decode_stats
+from paimon_core.format.types import BIGINT, STRING
+from paimon_core.io.fileio import LocalFileIO
+from paimon_core.table import FileStoreTable
+from tests.interop.helpers import pypaimon_commit
+
+SCHEMA = pa.schema(
+    [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
+)
+
+
+def _table(warehouse: str, name: str = "t", **kw: Any) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog.create_table(f"db.{name}", SCHEMA, **kw)
+
+
+def _pk(warehouse: str, name: str = "pk", bucket: str = "2", **options: str) -> FileStoreTable:
+    return _table(
+        warehouse,
+        name,
+        partition_keys=["dt"],
+        primary_keys=["dt", "k"],
+        options={"bucket": bucket, **options},
+    )
+
+
+def _batch(ks: list[int], dt: str = "a", tag: str = "v") -> pa.Table:
+    return pa.table({"k": ks, "v": [f"{tag}{k}" for k in ks], "dt": [dt] * len(ks)}, schema=SCHEMA)
+
+
+def _rows(table: FileStoreTable) -> list[dict]:
+    return sorted(table.to_arrow().to_pylist(), key=lambda r: (r["dt"], r["k"]))
+
+
+def _parquet(path: Any) -> pa.Table:
+    return pq.ParquetFile(path).read()  # not read_table: it would parse "dt=a" as a partition
+
+
+def _data_files(root: str) -> dict[str, str]:
+    """data file name -> its directory relative to the table."""
+    found = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            if f.startswith("data-"):
+                found[f] = os.path.relpath(d, root)
+    return found
+
+
+def test_append_files_and_metadata(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    write = table.new_write()
+    write.write_arrow(_batch([3, 1, 2], "a"))
+    write.write_arrow(_batch([9], "b").to_batches()[0])
+    messages = write.prepare_commit()
+    assert [
+        (deserialize_row(m.partition, [STRING()]), m.bucket, m.total_buckets) for m in messages
+    ] == [
+        (("a",), 0, -1),
+        (("b",), 0, -1),
+    ]
+    meta = messages[0].new_files[0]
+    assert meta.file_name.startswith("data-") and meta.file_name.endswith("-0.parquet")
+    assert (meta.row_count, meta.min_sequence_number, meta.max_sequence_number) == (3, 0, 2)
+    assert meta.min_key == meta.max_key == EMPTY_ROW and meta.key_stats == EMPTY_STATS
+    assert (meta.level, meta.file_source, meta.delete_row_count, meta.value_stats_cols) == (
+        0,
+        0,
+        0,
+        None,
+    )
+    path = Path(table.path) / "dt=a" / "bucket-0" / meta.file_name
+    assert meta.file_size == path.stat().st_size
+    written = _parquet(path)
+    assert written.column_names == ["k", "v", "dt"] and written.column("k").to_pylist() == [3, 1, 2]
+    ids = [f.metadata[b"PARQUET:field_id"] for f in pq.read_schema(path)]
+    assert ids == [b"0", b"1", b"2"]
+    stats = decode_stats(meta.value_stats, [BIGINT(), STRING(), STRING()])
+    assert [(s.min, s.max, s.null_count) for s in stats] == [
+        (1, 3, 0),
+        ("v1", "v3", 0),
+        ("a", "a", 0),
+    ]
+    table.new_commit().commit(messages)
+    assert [r["k"] for r in _rows(table)] == [1, 2, 3, 9]
+
+
+def test_pk_file_layout_matches_pypaimon(warehouse: str) -> None:
+    table = _pk(warehouse)
+    table.write_arrow(_batch([5, 1, 3], "d1"))
+    (meta_entry,) = [
+        e for e in table.new_scan().read_entries(table.latest_snapshot()) if e.bucket == 0
+    ]
+    path = Path(table.path) / "dt=d1" / "bucket-0" / meta_entry.file.file_name
+    schema = pq.read_schema(path)
+    # 06-pk-parquet-schema.txt (pypaimon 2.1): _KEY_k, _SEQUENCE_NUMBER, _VALUE_KIND, k, v, dt
+    assert [(f.name, str(f.type)) for f in schema] == [
+        ("_KEY_k", "int64"),
+        ("_SEQUENCE_NUMBER", "int64"),
+        ("_VALUE_KIND", "int8"),
+        ("k", "int64"),
+        ("v", "string"),
+        ("dt", "string"),
+    ]
+    assert [f.nullable for f in schema][:4] == [False, False, False, False]
+    ids = [int(f.metadata[b"PARQUET:field_id"]) for f in schema]
+    assert ids == [1073741823, 2147483646, 2147483645, 0, 1, 2]
+    keys = _parquet(path).column("_KEY_k").to_pylist()
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    meta = meta_entry.file
+    assert meta.min_key == serialize_row([keys[0]], [BIGINT()])
+    assert meta.max_key == serialize_row([keys[-1]], [BIGINT()])
+    assert meta.key_stats.min_values == meta.min_key and meta.key_stats.null_counts == (0,)
+    assert meta_entry.total_buckets == 2
+
+
+def test_pk_batch_keeps_last_row_per_key_and_counts_retractions(warehouse: str) -> None:
+    table = _pk(warehouse, bucket="1")
+    write = table.new_write()
+    data = pa.table(
+        {"k": [1, 2, 1, 3, 2], "v": ["a", "b", "a2", "c", "b2"], "dt": ["x"] * 5}, schema=SCHEMA
+    )
+    write.write_arrow(data, row_kinds=pa.array([0, 0, 2, 0, 3], pa.int8()))
+    (message,) = write.prepare_commit()
+    (meta,) = message.new_files
+    assert (meta.row_count, meta.delete_row_count) == (3, 1)
+    assert (meta.min_sequence_number, meta.max_sequence_number) == (2, 4)
+    path = Path(table.path) / "dt=x" / "bucket-0" / meta.file_name
+    written = _parquet(path).to_pydict()
+    assert written["k"] == [1, 2, 3]
+    assert written["_SEQUENCE_NUMBER"] == [2, 4, 3]
+    assert written["_VALUE_KIND"] == [2, 3, 0]
+    table.new_commit().commit([message])
+    assert _rows(table) == [{"k": 1, "v": "a2", "dt": "x"}, {"k": 3, "v": "c", "dt": "x"}]
+
+
+def test_sequence_numbers_continue_per_bucket(warehouse: str) -> None:
+    table = _pk(warehouse, bucket="1")
+    table.write_arrow(_batch([1, 2, 3], "x"))
+    table.write_arrow(_batch([2], "x", "w"))
+    table.write_arrow(_batch([7], "y"))
+    seqs = sorted(
+        (
+            deserialize_row(e.partition, [STRING()])[0],
+            e.file.min_sequence_number,
+            e.file.max_sequence_number,
+        )
+        for e in table.new_scan().read_entries(table.latest_snapshot())
+    )
+    assert seqs == [("x", 0, 2), ("x", 3, 3), ("y", 0, 0)]
+    assert _rows(table)[1] == {"k": 2, "v": "w2", "dt": "x"}
+
+
+def test_deletes_through_row_kinds(warehouse: str) -> None:
+    table = _pk(warehouse)
+    table.write_arrow(_batch([1, 2, 3, 4], "x"))
+    table.write_arrow(_batch([2, 4], "x"), row_kinds=pa.array([3, 1], pa.int8()))
+    assert [r["k"] for r in _rows(table)] == [1, 3]
+
+
+def _pypaimon_catalog(warehouse: str) -> Any:
+    from pypaimon import CatalogFactory
+
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    catalog.create_database("db", True)
+    return catalog
+
+
+def _pypaimon_rows(table: Any) -> list[dict]:
+    builder = table.new_read_builder()
+    rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    return sorted(rows, key=lambda r: (r["dt"], r["k"]))
+
+
+def test_fixed_buckets_equal_pypaimon_buckets(tmp_path: Path) -> None:
+    from pypaimon import Schema
+
+    keys = [*range(40), 2**40, -7]
+    data = pa.table({"k": keys, "v": ["v"] * len(keys), "dt": ["d"] * len(keys)}, schema=SCHEMA)
+    theirs_wh, ours_wh = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    os.makedirs(theirs_wh)
+    os.makedirs(ours_wh)
+    catalog = _pypaimon_catalog(theirs_wh)
+    catalog.create_table(
+        "db.t",
+        Schema.from_pyarrow_schema(
+            SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": "4"}
+        ),
+        False,
+    )
+    pypaimon_commit(catalog.get_table("db.t"), data)
+    ours = _pk(ours_wh, "t", bucket="4")
+    ours.write_arrow(data)
+
+    def bucket_of_keys(root: str) -> dict[int, str]:
+        placed = {}
+        for name, directory in _data_files(root).items():
+            for k in _parquet(os.path.join(root, directory, name)).column("k").to_pylist():
+                placed[k] = directory
+        return placed
+
+    theirs = bucket_of_keys(os.path.join(theirs_wh, "db.db", "t"))
+    assert bucket_of_keys(ours.path) == theirs
+    assert len(set(theirs.values())) == 4
+
+
+def test_pypaimon_reads_what_we_write(warehouse: str) -> None:
+    pk = _pk(warehouse, "pk")
+    pk.write_arrow(_batch([1, 2, 3], "x"))
+    pk.write_arrow(_batch([2, 5], "x", "w"))
+    app = _table(warehouse, "app", partition_keys=["dt"])
+    app.write_arrow(_batch([1, 2], "x"))
+    app.write_arrow(_batch([1], "y"))
+    catalog = _pypaimon_catalog(warehouse)
+    assert _pypaimon_rows(catalog.get_table("db.pk")) == _rows(pk)
+    assert [r["v"] for r in _rows(pk)] == ["v1", "w2", "v3", "w5"]
+    assert _pypaimon_rows(catalog.get_table("db.app")) == _rows(app)
+
+
+def test_we_continue_sequences_of_a_pypaimon_table(warehouse: str) -> None:
+    from pypaimon import Schema
+
+    catalog = _pypaimon_catalog(warehouse)
+    catalog.create_table(
+        "db.t",
+        Schema.from_pyarrow_schema(
+            SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": "1"}
+        ),
+        False,
+    )
+    pypaimon_commit(catalog.get_table("db.t"), _batch([1, 2], "x"))
+    ours = FileStoreTable.load(os.path.join(warehouse, "db.db", "t"))
+    ours.write_arrow(_batch([1], "x", "new"))
+    entries = ours.new_scan().read_entries(ours.latest_snapshot())
+    assert sorted(e.file.min_sequence_number for e in entries) == [0, 2]
+    assert _pypaimon_rows(catalog.get_table("db.t")) == _rows(ours)
+    assert _rows(ours)[0]["v"] == "new1"
+
+
+def test_value_stats_modes(warehouse: str) -> None:
+    def meta_of(options: dict[str, str], name: str) -> Any:
+        table = _table(warehouse, name, options=options)
+        write = table.new_write()
+        write.write_arrow(_batch([2, 1], "a", "x" * 20))
+        return write.prepare_commit()[0].new_files[0]
+
+    none = meta_of({"metadata.stats-mode": "none"}, "none")
+    assert (none.value_stats, none.value_stats_cols) == (EMPTY_STATS, ())
+    full = meta_of({"metadata.stats-mode": "full"}, "full")
+    assert decode_stats(full.value_stats, [BIGINT(), STRING(), STRING()])[1].max == "x" * 20 + "2"
+    truncated = meta_of({}, "trunc")
+    assert (
+        decode_stats(truncated.value_stats, [BIGINT(), STRING(), STRING()])[1].max == "x" * 15 + "y"
+    )
+    mixed = meta_of({"fields.v.stats-mode": "none", "fields.dt.stats-mode": "counts"}, "mixed")
+    assert mixed.value_stats_cols == ("k", "dt")
+    assert [
+        (s.min, s.null_count) for s in decode_stats(mixed.value_stats, [BIGINT(), STRING()])
+    ] == [
+        (1, 0),
+        (None, 0),
+    ]
+
+
+def test_rolls_files_at_target_size(warehouse: str) -> None:
+    table = _table(warehouse, options={"target-file-size": "1 kb"})
+    table.write_arrow(_batch(list(range(400)), "a"))
+    files = table.new_scan().plan()[0].files
+    assert len(files) > 1
+    assert sum(f.row_count for f in files) == 400
+    assert [r["k"] for r in _rows(table)] == list(range(400))
+
+
+def test_rejects_bad_input_and_unsupported_layouts(warehouse: str) -> None:
+    table = _table(warehouse, "plain")
+    write = table.new_write()
+    with pytest.raises(InvalidArgument, match="missing"):
+        write.write_arrow(pa.table({"k": [1]}))
+    with pytest.raises(InvalidArgument, match="non-null column 'k'"):
+        write.write_arrow(pa.table({"k": [None], "v": ["a"], "dt": ["a"]}))
+    with pytest.raises(InvalidArgument, match="only take inserts"):
+        write.write_arrow(_batch([1]), row_kinds=pa.array([3], pa.int8()))
+    with pytest.raises(InvalidArgument, match="bucket-key"):
+        table.copy({"bucket": "2"}).new_write()  # schema validation rejects this too
+    with pytest.raises(UnsupportedFeature, match="orc"):
+        table.copy({"file.format": "orc"}).new_write()
+    pk = _pk(warehouse, "merge", bucket="1", **{"merge-engine": "partial-update"})
+    pk.write_arrow(_batch([1, 2]))  # unique keys: Paimon merges on read
+    with pytest.raises(UnsupportedFeature, match="repeated keys"):
+        pk.write_arrow(_batch([1, 1]))
+    with pytest.raises(UnsupportedFeature, match="deletion-vectors"):
+        pk.copy({"deletion-vectors.enabled": "true"}).new_write()
+    cross = _table(warehouse, "cross", partition_keys=["dt"], primary_keys=["k"])
+    with pytest.raises(UnsupportedFeature, match="Cross-partition"):
+        cross.new_write()
+
+
+def test_int32_input_is_cast_to_the_column_type(warehouse: str) -> None:
+    table = _table(warehouse)
+    table.write_arrow(pa.table({"dt": ["a"], "v": ["x"], "k": pa.array([7], pa.int32())}))
+    assert _rows(table) == [{"k": 7, "v": "x", "dt": "a"}]
+
+
+class _FailOnSecondFile(LocalFileIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = 0
+
+    def open_output(self, path: str) -> pa.NativeFile:
+        self.opened += 1
+        if self.opened == 2:
+            raise OSError("disk full")
+        return super().open_output(path)
+
+
+def test_failed_prepare_commit_removes_its_files(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    failing = FileStoreTable(_FailOnSecondFile(), table.path, table.schema)
+    write = failing.new_write()
+    write.write_arrow(pa.concat_tables([_batch([1], "a"), _batch([2], "b")]))
+    with pytest.raises(OSError, match="disk full"):
+        write.prepare_commit()
+    assert _data_files(table.path) == {}
+
+
+def test_close_without_commit_deletes_flushed_files(warehouse: str) -> None:
+    table = _table(warehouse, options={"write-buffer-size": "1 b"})
+    with table.new_write() as write:
+        write.write_arrow(_batch([1, 2]))
+        assert len(_data_files(table.path)) == 1
+    assert _data_files(table.path) == {}
+
+
+def test_parquet_physical_types_follow_java(warehouse: str) -> None:
+    from decimal import Decimal
+
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    schema = pa.schema(
+        [("d9", pa.decimal128(9, 2)), ("d18", pa.decimal128(18, 3)), ("d38", pa.decimal128(38, 4))]
+    )
+    table = catalog.create_table("db.dec", schema)
+    data = pa.table(
+        {"d9": [Decimal("1.25")], "d18": [Decimal("-7.125")], "d38": [Decimal("1.5")]},
+        schema=schema,
+    )
+    table.write_arrow(data)
+    (name, directory), *_ = _data_files(table.path).items()
+    physical = pq.ParquetFile(os.path.join(table.path, directory, name)).schema
+    assert [physical.column(i).physical_type for i in range(3)] == [
+        "INT32",
+        "INT64",
+        "FIXED_LEN_BYTE_ARRAY",
+    ]
+    assert table.to_arrow().equals(data)
+    nanos = catalog.create_table("db.nanos", pa.schema([("t", pa.timestamp("ns"))]))
+    with pytest.raises(UnsupportedFeature, match="precision above 6"):
+        nanos.new_write()
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()], ids=["double", "float"])
+def test_float_keys_sort_and_deduplicate_as_java_compare(
+    warehouse: str, arrow_type: pa.DataType
+) -> None:
+    """Java: -0.0 < 0.0 are two keys; all NaNs are one key, larger than +Infinity."""
+    schema = pa.schema([pa.field("k", arrow_type, False), ("v", pa.string())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.f", schema, primary_keys=["k"], options={"bucket": "1"})
+    nan, inf = float("nan"), float("inf")
+    ks = [nan, 1.5, 0.0, -0.0, inf, -inf, nan]
+    write = table.new_write()
+    write.write_arrow(pa.table({"k": ks, "v": [str(i) for i in range(7)]}, schema=schema))
+    (message,) = write.prepare_commit()
+    (meta,) = message.new_files
+    written = _parquet(Path(table.path) / "bucket-0" / meta.file_name).to_pydict()
+    assert [str(k) for k in written["_KEY_k"]] == ["-inf", "-0.0", "0.0", "1.5", "inf", "nan"]
+    assert written["v"] == ["5", "3", "2", "1", "4", "6"]  # the later NaN row wins
+    key_type = table.schema.field("k").type
+    assert str(deserialize_row(meta.min_key, [key_type])[0]) == "-inf"
+    assert str(deserialize_row(meta.max_key, [key_type])[0]) == "nan"
