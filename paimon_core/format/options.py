@@ -246,6 +246,22 @@ class CoreOptions(Mapping[str, str]):
             return []
         return [p.strip() for p in value.split(",") if p.strip()]
 
+    def _level_map(self, key: str) -> dict[int, str]:
+        """A ``<level>:<value>,...`` map option (Java's map type, keys parsed as levels)."""
+        out: dict[int, str] = {}
+        for part in self._list(key):
+            level, sep, value = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError(part)
+                out[int(level.strip())] = value.strip().lower()
+            except ValueError:
+                raise InvalidArgument(
+                    f"Could not parse value '{self.options[key]}' for key '{key}': expected "
+                    "'<level>:<value>,...' such as '0:avro,3:parquet'"
+                ) from None
+        return out
+
     # ---------------------------------------------------------------- layout and formats
 
     @cached_property
@@ -264,7 +280,20 @@ class CoreOptions(Mapping[str, str]):
 
     @cached_property
     def file_compression(self) -> str:
+        """``file.compression``: zstd, Paimon's default since 0.9 and still the latest one
+        (0.8 had none and left it to each format's own default)."""
         return (self.get_str(self.FILE_COMPRESSION, "zstd") or "zstd").lower()
+
+    @cached_property
+    def file_format_per_level(self) -> dict[int, str]:
+        """``file.format.per.level`` ('0:avro,3:parquet'): the format of primary-key files
+        written at a level; levels not listed use ``file.format``."""
+        return self._level_map("file.format.per.level")
+
+    @cached_property
+    def file_compression_per_level(self) -> dict[int, str]:
+        """``file.compression.per.level`` ('0:lz4,1:zstd'), as ``file_format_per_level``."""
+        return self._level_map("file.compression.per.level")
 
     @cached_property
     def file_compression_zstd_level(self) -> int:

@@ -5,6 +5,10 @@ Java gathers min/max/null counts per column with a mode: ``none``, ``counts``, `
 bound). Value stats are stored "dense": columns whose mode is ``none`` are left out and
 ``_VALUE_STATS_COLS`` lists the rest, or is null when every column is covered. Key stats of
 primary-key files always cover every key field.
+
+What a file's stats say depends on its format, because Java takes them from different places:
+Parquet's footer, ORC's column statistics (``OrcSimpleStatsExtractor``), or, for Avro, which
+has none, a collector fed every row (``SimpleStatsCollector``). ``column_stats`` follows each.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import deserialize_row, serialize_row
-from paimon_core.format.float_order import is_floating
+from paimon_core.format.float_order import is_floating, ordered
 from paimon_core.format.manifest import EMPTY_STATS, SimpleStats
 
 if TYPE_CHECKING:
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 SYSTEM_FIELD_STATS_MODE = "truncate(128)"
 _TRUNCATE = re.compile(r"truncate\((\d+)\)")
 _MAX_CODE_POINT = 0x10FFFF
+_ORC_MAX_STRING_BYTES = 1024  # ORC's StringStatisticsImpl.MAX_BYTES_RECORDED
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +79,18 @@ def value_stats_modes(options: CoreOptions, names: Sequence[str]) -> list[StatsM
     return [parse_stats_mode(options.field_stats_mode(name)) for name in names]
 
 
-def key_stats_modes(options: CoreOptions, key_names: Sequence[str]) -> list[StatsMode]:
-    """Modes of the ``_KEY_<k>`` system fields: ``truncate(128)`` unless set per field."""
+def key_stats_modes(
+    options: CoreOptions, key_names: Sequence[str], file_format: str = "parquet"
+) -> list[StatsMode]:
+    """Modes of the ``_KEY_<k>`` system fields: ``truncate(128)`` unless set per field.
+
+    Avro files are the exception: Java's ``createStatsFactoriesForAvro`` gives system fields
+    ``metadata.stats-mode`` like any other column."""
     modes = []
     for name in key_names:
         explicit = options.get_str(f"fields._KEY_{name}.stats-mode")
-        modes.append(parse_stats_mode(explicit or SYSTEM_FIELD_STATS_MODE))
+        default = options.stats_mode if file_format == "avro" else SYSTEM_FIELD_STATS_MODE
+        modes.append(parse_stats_mode(explicit or default))
     return modes
 
 
@@ -120,11 +131,20 @@ def _supports_min_max(arrow_type: pa.DataType) -> bool:
     return not (pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns")
 
 
-def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnStats:
-    """Stats of one column under ``mode``, as Java takes them from the Parquet footer.
+def column_stats(
+    column: pa.Array | pa.ChunkedArray, mode: StatsMode, file_format: str = "parquet"
+) -> ColumnStats:
+    """Stats of one column under ``mode``, as Java gets them for a file of ``file_format``.
 
-    A FLOAT/DOUBLE column with a NaN has no min/max (Parquet orders NaN nowhere), so no
-    reader can prune the file by bounds that leave the NaN out.
+    Parquet (Java reads the footer): a FLOAT/DOUBLE column with a NaN has no min/max (Parquet
+    orders NaN nowhere), so no reader can prune the file by bounds that leave the NaN out.
+    ORC: the same (bounds without the NaN would prune wrongly), and ORC keeps no min/max of
+    binary columns nor a string bound longer than 1024 UTF-8 bytes. Avro: every comparable
+    value counts, in Java's order (NaN is the largest FLOAT/DOUBLE, -0.0 is below 0.0), and
+    ``truncate(N)`` cuts binary values too.
+
+    Nanosecond timestamps get no min/max in any format: Python values drop the nanos, and a
+    max below the real max would prune wrongly.
     """
     if mode.kind == "none":
         return NONE_STATS
@@ -133,6 +153,10 @@ def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnS
         return ColumnStats(None, None, nulls)
     if nulls == len(column):
         return ColumnStats(None, None, nulls)
+    if file_format == "avro":
+        return _collected_stats(column, mode, nulls)
+    if file_format == "orc" and _is_binary(column.type):
+        return ColumnStats(None, None, nulls)  # OrcSimpleStatsExtractor: no binary bounds
     floating = is_floating(column.type)
     if floating and pc.any(pc.is_nan(column)).as_py():
         return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
@@ -143,12 +167,57 @@ def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnS
     if floating:
         # Parquet's rule, which Java stores: a zero min is -0.0 and a zero max is +0.0.
         low, high = (-0.0 if low == 0 else low), (0.0 if high == 0 else high)
-    if mode.kind == "truncate" and isinstance(low, str):
-        low = truncate_min(low, mode.length)
-        high = truncate_max(high, mode.length)
+    if file_format == "orc" and isinstance(low, str):
+        # ORC's string statistics drop a bound longer than 1024 bytes (keeping a truncated
+        # lower/upper bound instead, which Paimon does not read).
+        low = None if len(low.encode()) > _ORC_MAX_STRING_BYTES else low
+        high = None if len(high.encode()) > _ORC_MAX_STRING_BYTES else high
+    if mode.kind == "truncate" and (isinstance(low, str) or isinstance(high, str)):
+        low = None if low is None else truncate_min(low, mode.length)
+        high = None if high is None else truncate_max(high, mode.length)
         if high is None:
             return ColumnStats(None, None, nulls)
     return ColumnStats(low, high, nulls)
+
+
+def _is_binary(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
+
+
+def _collected_stats(
+    column: pa.Array | pa.ChunkedArray, mode: StatsMode, nulls: int
+) -> ColumnStats:
+    """Java's ``Full``/``TruncateSimpleColStatsCollector`` over every value (Avro files)."""
+    if is_floating(column.type):
+        # Float.compareTo: NaN above +Infinity, -0.0 below 0.0: the order float_order keys.
+        keys = ordered(column)
+        values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        low = _to_python(values[pc.index(keys, pc.min(keys)).as_py()])
+        high = _to_python(values[pc.index(keys, pc.max(keys)).as_py()])
+        return ColumnStats(low, high, nulls)
+    bounds = pc.min_max(column)
+    low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
+    if mode.kind == "truncate" and isinstance(low, str):
+        low = truncate_min(low, mode.length)
+        high = truncate_max(high, mode.length)
+    elif mode.kind == "truncate" and isinstance(low, bytes):
+        low = low[: mode.length]
+        high = truncate_max_bytes(high, mode.length)
+    if high is None:
+        return ColumnStats(None, None, nulls)
+    return ColumnStats(low, high, nulls)
+
+
+def truncate_max_bytes(value: bytes, length: int) -> bytes | None:
+    """An upper bound of ``value`` with at most ``length`` bytes; None if there is none.
+
+    Java increments the last byte of the prefix that is not 0xFF and drops what follows."""
+    if len(value) <= length:
+        return value
+    for i in range(length - 1, -1, -1):
+        if value[i] != 0xFF:
+            return value[:i] + bytes([value[i] + 1])
+    return None
 
 
 def to_simple_stats(stats: Sequence[ColumnStats], types: Sequence[Any]) -> SimpleStats:
@@ -163,10 +232,14 @@ def to_simple_stats(stats: Sequence[ColumnStats], types: Sequence[Any]) -> Simpl
 
 
 def collect_stats(
-    data: pa.Table, fields: Sequence[DataField], modes: Sequence[StatsMode]
+    data: pa.Table,
+    fields: Sequence[DataField],
+    modes: Sequence[StatsMode],
+    file_format: str = "parquet",
 ) -> list[ColumnStats]:
-    """Stats of the columns named by ``fields`` in ``data``, one mode per field."""
-    return [column_stats(data.column(f.name), m) for f, m in zip(fields, modes)]
+    """Stats of the columns named by ``fields`` in ``data``, one mode per field, as Java has
+    them for a file of ``file_format``."""
+    return [column_stats(data.column(f.name), m, file_format) for f, m in zip(fields, modes)]
 
 
 def dense_value_stats(

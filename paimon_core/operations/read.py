@@ -1,6 +1,7 @@
 """Reading splits to Arrow, with merge-on-read for primary-key tables.
 
-A data file is read with the schema it was written with (``_SCHEMA_ID``): its columns are
+A data file is read in the format its name says (Parquet, ORC or Avro, whatever the table's
+``file.format`` is now) and with the schema it was written with (``_SCHEMA_ID``): its columns are
 matched to the table's current columns by field id, so renamed columns keep their data and
 added columns read as null. Primary-key splits are merged the ``deduplicate`` way in bulk:
 sort by key and sequence, keep the last row of every key, drop it if it is a retraction.
@@ -14,12 +15,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
+from paimon_core.format.data_files import read_data_file
 from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.paths import bucket_dir_name, partition_path
-from paimon_core.format.types import to_arrow_type
+from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
 from paimon_core.operations.arrow_sort import sort_indices_nulls_first
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+_SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
 # +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
 # imports pandas (0.5 s), which the metadata-only shell path must not pay.
 _ADDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([0, 2]))])
@@ -55,10 +57,6 @@ def data_file_path(
         )
     parts += [bucket_dir_name(bucket), name]
     return "/".join(parts)
-
-
-# Formats Paimon writes (``file.format``) that this reader does not decode yet.
-_UNREADABLE_FORMATS = frozenset({"orc", "avro"})
 
 
 class TableRead:
@@ -178,24 +176,11 @@ class TableRead:
             last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
         return data.filter(pa.array(last)).select(names)
 
-    def _read_parquet(self, path: str, columns: list[str]) -> pa.Table:
-        """The columns of one data file; a file in another format or not readable as
-        Parquet fails naming the file, its format and the table, never pyarrow's words only."""
-        file_format = path.rsplit(".", 1)[-1].lower()
+    def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
+        """The columns of one data file in its own format; a file in a format this reader
+        does not know, or not decodable, fails naming the file, its format and the table."""
         table = self.table.identifier or self.table.path
-        if file_format in _UNREADABLE_FORMATS:
-            raise UnsupportedFeature(
-                f"Cannot read {file_format.upper()} data file {path} of table {table}: only "
-                "Parquet data files can be read so far"
-            )
-        try:
-            with self.table.file_io.open_input(path) as source:
-                return pq.ParquetFile(source).read(columns=columns)
-        except pa.ArrowInvalid as err:
-            reason = " ".join(str(err).split())
-            raise DataFileUnreadable(
-                f"Cannot read data file {path} of table {table} as Parquet: {reason}"
-            ) from None
+        return read_data_file(self.table.file_io, path, columns, table)
 
     def _evolve(
         self,
@@ -234,8 +219,10 @@ class TableRead:
             self.table, split.partition_values, split.bucket, meta.file_name
         )
         file_fields = {f.id: f for f in self._file_schema(meta.schema_id).fields}
-        present = [file_fields[f.id].name for f in fields if f.id in file_fields]
-        raw = self._read_parquet(path, [*present, *system])
+        present = [
+            (file_fields[f.id].name, file_fields[f.id].type) for f in fields if f.id in file_fields
+        ]
+        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in system)])
         arrays: list[pa.ChunkedArray | pa.Array] = []
         out: list[pa.Field] = []
         for f in fields:

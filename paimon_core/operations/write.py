@@ -1,7 +1,7 @@
 """Writing Arrow data as Paimon data files and commit messages (runs on Spark executors too).
 
 A ``TableWrite`` buffers what it is given, then groups rows by partition and bucket and
-writes Parquet files the way Java does: append tables get the table columns only; primary-key
+writes data files (Parquet, ORC or Avro: ``format.data_files``) the way Java does: append tables get the table columns only; primary-key
 tables get ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and then the columns, sorted by
 key with one row per key, sequence numbers continuing those of the bucket. Everything it needs
 comes from the table path and schema, so it carries no driver state.
@@ -9,8 +9,8 @@ comes from the table path and schema, so it carries no driver state.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import inspect
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.data_files import check_fields, write_data_file, write_format
 from paimon_core.format.default_value import field_defaults
 from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
@@ -33,7 +33,14 @@ from paimon_core.format.stats import (
     to_simple_stats,
     value_stats_modes,
 )
-from paimon_core.format.types import PARQUET_FIELD_ID, SYSTEM_FIELD_ID_START, to_arrow_schema
+from paimon_core.format.types import (
+    BIGINT,
+    PARQUET_FIELD_ID,
+    SYSTEM_FIELD_ID_START,
+    TINYINT,
+    DataField,
+    to_arrow_schema,
+)
 from paimon_core.operations.arrow_sort import sort_indices_nulls_first
 from paimon_core.operations.bucket import assign_buckets, hash_keys
 from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
@@ -41,7 +48,6 @@ from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND,
 
 if TYPE_CHECKING:
     from paimon_core.format.snapshot import Snapshot
-    from paimon_core.format.types import DataField
     from paimon_core.table import FileStoreTable
 
 KEY_FIELD_ID_START = SYSTEM_FIELD_ID_START  # _KEY_<k> has id 1073741823 + id(k)
@@ -49,23 +55,7 @@ SEQUENCE_NUMBER_ID = 2147483646
 VALUE_KIND_ID = 2147483645
 WRITE_BUFFER_SIZE = 256 * 1024 * 1024
 _RETRACT = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([1, 3]))])  # -U, -D
-_COMPRESSION = {
-    "zstd": "zstd",
-    "snappy": "snappy",
-    "gzip": "gzip",
-    "lz4": "lz4",
-    "brotli": "brotli",
-    "none": "none",
-    "uncompressed": "none",
-}
 _EPOCH = dt.datetime(1970, 1, 1)
-# Java stores DECIMAL(p <= 9) as INT32 and p <= 18 as INT64, and its reader fails on the
-# fixed-length binary Arrow writes by default (pyarrow >= 19 can do it Java's way).
-_PARQUET_OPTIONS = (
-    {"store_decimal_as_integer": True}
-    if "store_decimal_as_integer" in inspect.signature(pq.write_table).parameters
-    else {}
-)
 T = TypeVar("T")
 
 
@@ -82,18 +72,6 @@ def _row_at(table: pa.Table, names: Sequence[str], index: int) -> list[Any]:
 def local_millis_as_utc() -> int:
     """Java's ``LocalDateTime.now()`` stored as timestamp-millis: local wall clock as if UTC."""
     return (dt.datetime.now() - _EPOCH) // dt.timedelta(milliseconds=1)
-
-
-def _has_nanos(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_timestamp(arrow_type):
-        return arrow_type.unit == "ns"
-    if pa.types.is_struct(arrow_type):
-        return any(_has_nanos(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
-    if pa.types.is_map(arrow_type):
-        return _has_nanos(arrow_type.key_type) or _has_nanos(arrow_type.item_type)
-    if pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
-        return _has_nanos(arrow_type.value_type)
-    return False
 
 
 def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
@@ -129,19 +107,6 @@ class TableWrite:
         self._on_new_file = on_new_file
         schema = table.schema
         options = table.options
-        if options.file_format != "parquet":
-            raise UnsupportedFeature(
-                f"Writing 'file.format' = '{options.file_format}' is not supported (only parquet)"
-            )
-        compression = _COMPRESSION.get(options.file_compression)
-        if compression is None:
-            raise UnsupportedFeature(
-                f"Writing 'file.compression' = '{options.file_compression}' is not supported"
-            )
-        self.compression = compression
-        self.compression_level = (
-            options.file_compression_zstd_level if compression == "zstd" else None
-        )
         self.fields: list[DataField] = list(schema.fields)
         self.names = [f.name for f in self.fields]
         self.arrow_schema = to_arrow_schema(self.fields)
@@ -162,25 +127,19 @@ class TableWrite:
                 "'merge-engine' = 'first-row' is not supported (their level-0 files are "
                 "invisible to Paimon batch reads until compacted)"
             )
-        nanos = [f.name for f in self.arrow_schema if _has_nanos(f.type)]
-        if nanos:
-            raise UnsupportedFeature(
-                f"Writing TIMESTAMP columns with precision above 6 ({nanos}) is not supported: "
-                "Paimon (Java) reads them only as Parquet INT96, which pyarrow cannot write per column"
-            )
+        # This writer creates level-0 files only (it never compacts).
+        self.format = write_format(options, self.is_pk, level=0)
+        check_fields(self.format, self.fields)
         self._init_buckets()
         self.file_schema = self._file_schema()
+        self.file_fields = self._file_fields()
         self.value_modes = value_stats_modes(options, self.names)
-        self.key_modes = key_stats_modes(options, self.key_names)
+        self.key_modes = key_stats_modes(options, self.key_names, self.format.name)
         self.dense_stats = options.stats_dense_store
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
         self.file_prefix = options.data_file_prefix
-        self.file_suffix = (
-            f".{options.file_compression}.parquet"
-            if options.file_suffix_include_compression
-            else ".parquet"
-        )
+        self.file_suffix = self.format.suffix
         self._pending: list[tuple[pa.Table, pa.Array | None]] = []
         self._pending_bytes = 0
         self._files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -247,6 +206,24 @@ class TableWrite:
             pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
         )
         return pa.schema([*system, *self.arrow_schema])
+
+    def _file_fields(self) -> list[DataField]:
+        """The Paimon fields of a data file, in ``file_schema``'s order (ORC/Avro types)."""
+        if not self.is_pk:
+            return self.fields
+        keys = [
+            DataField(
+                KEY_FIELD_ID_START + f.id,
+                f"{KEY_PREFIX}{f.name}",
+                dataclasses.replace(f.type, nullable=False),
+            )
+            for f in (self.table.schema.field(k) for k in self.key_names)
+        ]
+        system = [
+            DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BIGINT(False)),
+            DataField(VALUE_KIND_ID, VALUE_KIND, TINYINT(False)),
+        ]
+        return [*keys, *system, *self.fields]
 
     # ------------------------------------------------------------------------- input
 
@@ -531,21 +508,13 @@ class TableWrite:
         name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
-        sink = self.table.file_io.open_output(path)
-        try:
-            pq.write_table(
-                data,
-                sink,
-                compression=self.compression,
-                compression_level=self.compression_level,
-                **_PARQUET_OPTIONS,
-            )
-            size = sink.tell()
-        finally:
-            sink.close()
+        size = write_data_file(self.table.file_io, path, data, self.file_fields, self.format)
         n = data.num_rows
+        file_format = self.format.name
         value_stats, stats_cols = dense_value_stats(
-            collect_stats(data, self.fields, self.value_modes), self.fields, self.dense_stats
+            collect_stats(data, self.fields, self.value_modes, file_format),
+            self.fields,
+            self.dense_stats,
         )
         if self.is_pk:
             seqs = data.column(SEQUENCE_NUMBER)
@@ -555,7 +524,7 @@ class TableWrite:
             min_key = serialize_row(_row_at(data, self.key_names, 0), self.key_types)
             max_key = serialize_row(_row_at(data, self.key_names, n - 1), self.key_types)
             key_stats = to_simple_stats(
-                collect_stats(data, key_fields, self.key_modes), self.key_types
+                collect_stats(data, key_fields, self.key_modes, file_format), self.key_types
             )
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
         else:

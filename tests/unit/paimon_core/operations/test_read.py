@@ -13,7 +13,7 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import DataFileUnreadable, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
-from paimon_core.format.schema import DropColumn, RenameColumn
+from paimon_core.format.schema import DropColumn, RenameColumn, SetOption
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_commit
 
@@ -222,24 +222,56 @@ def test_float_sequence_fields_compare_as_java(warehouse: str) -> None:
     assert sorted((r["k"], r["v"]) for r in table.to_arrow().to_pylist()) == [(1, "a"), (2, "a")]
 
 
-@pytest.mark.oracle
+def test_a_table_that_changes_format_reads_every_file(warehouse: str) -> None:
+    """Each file is read in the format its name says, not the table's current one; a renamed
+    column still finds its data in ORC and Avro files (by field id, then the file's name)."""
+    catalog = FileSystemCatalog(warehouse)
+    table = _table(
+        warehouse, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": "1"}
+    )
+    table.write_arrow(_batch([1, 2, 3], "parquet"))
+    for file_format, keys in (("orc", [2, 4]), ("avro", [3, 5])):
+        table.schema_manager.commit_changes(SetOption("file.format", file_format))
+        table = catalog.get_table("db.t")
+        table.write_arrow(_batch(keys, file_format))
+    table.schema_manager.commit_changes(RenameColumn(("v",), "w"))
+    table = catalog.get_table("db.t")
+    names = sorted(f.file_name.rsplit(".", 1)[1] for s in table.new_scan().plan() for f in s.files)
+    assert names == ["avro", "orc", "parquet"]
+    got = sorted(table.to_arrow().to_pylist(), key=lambda r: r["k"])
+    assert [(r["k"], r["w"]) for r in got] == [
+        (1, "parquet1"), (2, "orc2"), (3, "avro3"), (4, "orc4"), (5, "avro5")
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize("file_format", ["orc", "avro"])
-def test_a_data_file_format_we_cannot_read_is_named(
-    warehouse: str, oracle: Callable[..., Any], file_format: str
-) -> None:
-    """Java wrote ORC/Avro files: the error names the format, the file and the table."""
-    oracle(
-        "create-table", warehouse, "db.t", "--schema", "k INT, v STRING",
-        "--option", f"file.format={file_format}",
-    )  # fmt: skip
-    oracle("write", warehouse, "db.t", "--json-rows", '[{"k": 1, "v": "a"}]')
-    table = FileSystemCatalog(warehouse).get_table("db.t")
-    with pytest.raises(UnsupportedFeature) as info:
+def test_a_torn_orc_or_avro_file_is_named(warehouse: str, file_format: str) -> None:
+    table = _table(warehouse, options={"file.format": file_format})
+    table.write_arrow(_batch([1, 2]))
+    (path,) = [
+        os.path.join(d, n) for d, _, names in os.walk(table.path) for n in names
+        if n.startswith("data-")
+    ]  # fmt: skip
+    assert path.endswith(f".{file_format}")
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    with pytest.raises(DataFileUnreadable) as info:
         table.to_arrow()
+    label = {"orc": "ORC", "avro": "Avro"}[file_format]
+    assert str(info.value).startswith(f"Cannot read data file {path} of table db.t as {label}: ")
+    assert "\n" not in str(info.value)
+
+
+def test_a_data_file_in_a_format_we_cannot_read_is_named(warehouse: str) -> None:
+    table = _table(warehouse)
+    table.write_arrow(_batch([1]))
+    (split,) = table.new_scan().plan()
+    (meta,) = split.files
+    lance = dataclasses.replace(meta, file_name=meta.file_name.replace(".parquet", ".lance"))
+    with pytest.raises(UnsupportedFeature) as info:
+        table.new_read().to_arrow([dataclasses.replace(split, files=(lance,))])
     message = str(info.value)
-    assert "\n" not in message
-    assert f"{file_format.upper()} data file" in message
-    assert f".{file_format}" in message and "db.t" in message
+    assert message.startswith("Cannot read LANCE data file ") and "of table db.t" in message
 
 
 def test_a_torn_data_file_is_named(warehouse: str) -> None:

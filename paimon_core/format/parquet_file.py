@@ -1,0 +1,76 @@
+"""Parquet data files: Paimon's default ``file.format``, written and read with pyarrow.
+
+Columns carry Java's ``PARQUET:field_id`` (see ``types.to_arrow_field``); decimals of up to
+18 digits are stored as INT32/INT64 as Java's writer does, because Java's reader fails on the
+fixed-length binary pyarrow writes by default.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from paimon_core.format.types import DataField, DataType
+
+LABEL = "Parquet"
+COMPRESSIONS = {
+    "zstd": "zstd",
+    "snappy": "snappy",
+    "gzip": "gzip",
+    "lz4": "lz4",
+    "brotli": "brotli",
+    "none": "none",
+    "uncompressed": "none",
+}
+"""``file.compression`` value -> pyarrow's Parquet codec."""
+READ_ERRORS: tuple[type[BaseException], ...] = (pa.ArrowInvalid,)
+"""What pyarrow raises for a file that is not (or no longer) valid Parquet."""
+
+_OPTIONS = (
+    {"store_decimal_as_integer": True}
+    if "store_decimal_as_integer" in inspect.signature(pq.write_table).parameters
+    else {}
+)
+
+
+def unsupported_fields(fields: Sequence[DataField]) -> str | None:
+    """Why Paimon (Java) could not read ``fields`` from a Parquet file pyarrow writes."""
+    nanos = [f.name for f in fields if _has_nanos(f.type)]
+    if nanos:
+        return (
+            f"Writing TIMESTAMP columns with precision above 6 ({nanos}) to Parquet is not "
+            "supported: Paimon (Java) reads them only as Parquet INT96, which pyarrow cannot "
+            "write per column (use 'file.format' = 'orc')"
+        )
+    return None
+
+
+def _has_nanos(t: DataType) -> bool:
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return (t.precision or 0) > 6
+    children = [c for c in (t.element, t.key, t.value) if c is not None]
+    children += [f.type for f in t.fields or ()]
+    return any(_has_nanos(c) for c in children)
+
+
+def write(
+    sink: pa.NativeFile, data: pa.Table, fields: Sequence[DataField], compression: str, level: int
+) -> None:
+    """``data`` (already in the file's Arrow schema, field ids included) as one Parquet file."""
+    pq.write_table(
+        data,
+        sink,
+        compression=compression,
+        compression_level=level if compression == "zstd" else None,
+        **_OPTIONS,
+    )
+
+
+def read(source: pa.NativeFile, columns: Sequence[tuple[str, DataType]]) -> pa.Table:
+    """The named columns as the file stores them (the caller casts types that differ)."""
+    return pq.ParquetFile(source).read(columns=[name for name, _ in columns])
