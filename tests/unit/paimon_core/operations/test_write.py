@@ -298,7 +298,7 @@ def test_rejects_bad_input_and_unsupported_layouts(warehouse: str) -> None:
         write.write_arrow(_batch([1]), row_kinds=pa.array([3], pa.int8()))
     with pytest.raises(InvalidArgument, match="bucket-key"):
         table.copy({"bucket": "2"}).new_write()  # schema validation rejects this too
-    with pytest.raises(UnsupportedFeature, match="'file.format' = 'csv'"):
+    with pytest.raises(UnsupportedFeature, match=r"'file\.format' = 'csv'"):
         table.copy({"file.format": "csv"}).new_write()
     pk = _pk(warehouse, "merge", bucket="1", **{"merge-engine": "partial-update"})
     pk.write_arrow(_batch([1, 2]))  # unique keys: Paimon merges on read
