@@ -263,7 +263,13 @@ def _nullable(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def decimal_bytes(value: decimal.Decimal, scale: int) -> bytes:
     """The unscaled value's minimal big-endian two's complement (``BigInteger.toByteArray``)."""
-    unscaled = int(value.scaleb(scale).to_integral_value())
+    # From the digits: Decimal arithmetic would round to the context's 28 digits.
+    sign, digits, exponent = value.as_tuple()
+    unscaled = int("".join(map(str, digits)) or "0")
+    shift = int(exponent) + scale
+    unscaled = unscaled * 10**shift if shift >= 0 else unscaled // 10**-shift
+    if sign:
+        unscaled = -unscaled
     bits = (~unscaled if unscaled < 0 else unscaled).bit_length()
     return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
 
