@@ -262,3 +262,19 @@ def test_a_table_with_per_level_formats_writes_level_zero_in_its_format(warehous
     with open(os.path.join(directory, name), "rb") as f:
         assert fastavro.reader(f).codec == "snappy"
     assert table.to_arrow().to_pylist() == [{"k": 1, "v": "a"}]
+
+
+@pytest.mark.parametrize("file_format", ["orc", "avro"])
+def test_file_stats_prune_orc_and_avro_files(warehouse: str, file_format: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([("k", pa.int64()), ("s", pa.string())])
+    table = catalog.create_table("db.t", schema, options={"file.format": file_format})
+    table.write_arrow(pa.table({"k": [1, 2], "s": ["a", "b"]}, schema))
+    table.write_arrow(pa.table({"k": [10, 20], "s": ["x", None]}, schema))
+    assert len(table.new_scan().plan()) == 1
+    (split,) = table.new_scan().plan(predicate=[("k", ">", 5)])
+    assert [f.row_count for f in split.files] == [2]
+    assert table.new_scan().plan(predicate=[("s", "=", "c")]) == []
+    (split,) = table.new_scan().plan(predicate=[("s", "is_null", None)])
+    assert table.new_read().to_arrow([split]).column("k").to_pylist() == [10, 20]

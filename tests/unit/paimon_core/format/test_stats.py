@@ -136,3 +136,50 @@ def test_stats_of_float_columns_store_the_signed_zeros() -> None:
     stats, _ = dense_value_stats(collect_stats(data, fields, [TRUNC16] * 2), fields)
     assert stats.min_values == serialize_row([-0.0, -3.0], [DOUBLE(), FLOAT()])
     assert stats.max_values == serialize_row([1.0, 0.0], [DOUBLE(), FLOAT()])
+
+
+def test_orc_stats_follow_javas_orc_extractor() -> None:
+    """ORC's column statistics: no binary bounds, no string bound over 1024 bytes, no bounds
+    around a NaN; the truncate mode still applies to what is left."""
+    binary = pa.array([b"a", None, b"b"])
+    assert column_stats(binary, StatsMode("full"), "orc") == ColumnStats(None, None, 1)
+    assert column_stats(binary, StatsMode("full")) == ColumnStats(b"a", b"b", 1)  # Parquet
+    long = "z" * 1025
+    strings = pa.array(["a", long])
+    assert column_stats(strings, StatsMode("full"), "orc") == ColumnStats("a", None, 0)
+    assert column_stats(strings, TRUNC16, "orc") == ColumnStats(None, None, 0)
+    assert column_stats(pa.array([long, long]), TRUNC16, "orc") == ColumnStats(None, None, 0)
+    nan = pa.array([1.0, math.nan])
+    assert column_stats(nan, StatsMode("full"), "orc") == ColumnStats(None, None, 0)
+    assert column_stats(pa.array(["abc"]), StatsMode("truncate", 2), "orc").max == "ac"
+
+
+def test_avro_stats_follow_javas_collectors() -> None:
+    """Avro: Java compares every value (``Float.compareTo``: NaN largest, -0.0 below 0.0) and
+    truncates binary values too."""
+    floats = pa.array([0.0, None, -0.0, math.nan, -1.5], pa.float32())
+    stats = column_stats(floats, StatsMode("full"), "avro")
+    assert stats.min == -1.5 and math.isnan(stats.max) and stats.null_count == 1
+    zeros = column_stats(pa.array([0.0, -0.0]), StatsMode("full"), "avro")
+    assert math.copysign(1, zeros.min) == -1 and math.copysign(1, zeros.max) == 1
+    binary = pa.array([b"\x01\xff\xff", b"\x00\x02"])
+    assert column_stats(binary, StatsMode("truncate", 2), "avro") == ColumnStats(
+        b"\x00\x02", b"\x02", 0
+    )
+    assert column_stats(pa.array([b"\xff\xff\xff"]), StatsMode("truncate", 2), "avro") == (
+        ColumnStats(None, None, 0)
+    )
+    strings = column_stats(pa.array(["abcd", "b"]), StatsMode("truncate", 2), "avro")
+    assert strings == ColumnStats("ab", "b", 0)
+    nested = pa.array([[1], None])
+    assert column_stats(nested, StatsMode("full"), "avro") == ColumnStats(None, None, 1)
+
+
+def test_avro_key_stats_use_the_table_stats_mode() -> None:
+    """Java's ``createStatsFactoriesForAvro`` gives the ``_KEY_`` fields no truncate(128)."""
+    options = CoreOptions({"metadata.stats-mode": "counts", "fields._KEY_b.stats-mode": "full"})
+    assert key_stats_modes(options, ["a", "b"], "avro") == [
+        StatsMode("counts"),
+        StatsMode("full"),
+    ]
+    assert key_stats_modes(options, ["a"], "orc") == [StatsMode("truncate", 128)]
