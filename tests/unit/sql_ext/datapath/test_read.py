@@ -204,6 +204,23 @@ def snapshot_files(table: Any) -> list[str]:
     return [f.file_name for f in sorted(files, key=lambda f: f.schema_id)]
 
 
+def test_orc_and_avro_files_go_through_the_paimon_source(session: PaimonSession) -> None:
+    """Spark's Parquet reader only gets Parquet files; a table that moved from ORC to Avro to
+    Parquet reads every file, each in its own format."""
+    session.sql("CREATE TABLE f (id BIGINT, name STRING) TBLPROPERTIES ('file.format' = 'orc')")
+    session.sql("INSERT INTO f VALUES (1, 'a'), (2, NULL)")
+    for file_format, row in (("avro", "(3, 'c')"), ("parquet", "(4, 'd')")):
+        session.sql(f"ALTER TABLE f SET TBLPROPERTIES ('file.format' = '{file_format}')")
+        session.sql(f"INSERT INTO f VALUES {row}")
+    expected = [(1, "a"), (2, None), (3, "c"), (4, "d")]
+    assert rows(session, "SELECT id, name FROM f ORDER BY id") == expected
+    assert rows(session, "SELECT name FROM f WHERE id = 3") == [("c",)]
+    table, snapshot = travel_table(session.catalog.get_table("default.f"))
+    direct, rest = read._direct_files(read.plan_read(table, snapshot))
+    assert [p.rsplit(".", 1)[-1] for p in direct] == ["parquet"]
+    assert {f.file_name.rsplit(".", 1)[-1] for s in rest for f in s.files} == {"avro", "orc"}
+
+
 def test_spark_parquet_and_source_reads_agree(spark: SparkSession, session: PaimonSession) -> None:
     """Append files go to Spark's Parquet reader; the same plan through the source agrees."""
     _partitioned(session)
