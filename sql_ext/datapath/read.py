@@ -102,10 +102,11 @@ def decode_plan(text: str) -> ReadPlan:
 def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     """The rows of ``plan`` as a DataFrame read by executors.
 
-    Append-table files whose columns Spark's own Parquet reader reads exactly (same names
-    and types as the table's, local files) are read by it, with its column pruning and
+    Append-table Parquet files whose columns Spark's own Parquet reader reads exactly (same
+    names and types as the table's, local files) are read by it, with its column pruning and
     vectorised decoding; the rest go through the ``paimon`` source and the core's reader
-    (primary-key merges, renamed columns, TIME, nested types). A plan of no columns
+    (primary-key merges, renamed columns, TIME, nested types, and ORC and Avro files, which
+    need Paimon's type mapping: TIME as int, CHAR trimmed, Java's Avro schema). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
     read_plan = plan
