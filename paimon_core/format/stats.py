@@ -238,8 +238,20 @@ def collect_stats(
     file_format: str = "parquet",
 ) -> list[ColumnStats]:
     """Stats of the columns named by ``fields`` in ``data``, one mode per field, as Java has
-    them for a file of ``file_format``."""
-    return [column_stats(data.column(f.name), m, file_format) for f, m in zip(fields, modes)]
+    them for a file of ``file_format``.
+
+    ORC CHAR columns read back right-trimmed (Java's ORC reader trims the padding), while
+    Java's ORC statistics cover the padded values: the min is taken over the trimmed values,
+    so that the bounds hold for both and no reader prunes a file holding a match."""
+    out = []
+    for f, mode in zip(fields, modes):
+        column = data.column(f.name)
+        stats = column_stats(column, mode, file_format)
+        if file_format == "orc" and f.type.root == "CHAR" and stats.min is not None:
+            trimmed = column_stats(pc.utf8_rtrim(column, characters=" "), mode, file_format)
+            stats = ColumnStats(trimmed.min, stats.max, stats.null_count)
+        out.append(stats)
+    return out
 
 
 def dense_value_stats(

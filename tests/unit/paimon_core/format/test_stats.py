@@ -26,7 +26,7 @@ from paimon_core.format.stats import (
     truncate_min,
     value_stats_modes,
 )
-from paimon_core.format.types import BIGINT, DOUBLE, FLOAT, STRING, TIMESTAMP_LTZ, DataField
+from paimon_core.format.types import BIGINT, CHAR, DOUBLE, FLOAT, STRING, TIMESTAMP_LTZ, DataField
 
 TRUNC16 = StatsMode("truncate", 16)
 
@@ -183,3 +183,14 @@ def test_avro_key_stats_use_the_table_stats_mode() -> None:
         StatsMode("full"),
     ]
     assert key_stats_modes(options, ["a"], "orc") == [StatsMode("truncate", 128)]
+
+
+def test_orc_char_bounds_cover_padded_and_trimmed_values() -> None:
+    """Java's ORC reader returns CHAR values trimmed, its statistics see them padded."""
+    data = pa.table({"c": ["ab   ", "b    "], "s": ["ab   ", "b    "]})
+    fields = [DataField(0, "c", CHAR(5)), DataField(1, "s", STRING())]
+    modes = [StatsMode("full")] * 2
+    char, string = collect_stats(data, fields, modes, "orc")
+    assert (char.min, char.max) == ("ab", "b    ")
+    assert (string.min, string.max) == ("ab   ", "b    ")
+    assert collect_stats(data, fields, modes)[0].min == "ab   "  # Parquet keeps what it stores
