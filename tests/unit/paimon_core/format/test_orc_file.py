@@ -24,13 +24,17 @@ from paimon_core.format.types import (
 from paimon_core.table import FileStoreTable
 
 
-def _table(warehouse: str, columns: list[tuple[str, DataType]], **options: str) -> FileStoreTable:
+def _table(
+    warehouse: str, columns: list[tuple[str, DataType]], append: bool = False, **options: str
+) -> FileStoreTable:
+    """A primary-key table on ``k`` (one bucket), or an append table, writing ORC."""
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db", ignore_if_exists=True)
-    schema = new_table_schema(
-        columns, primary_keys=["k"], options={"file.format": "orc", "bucket": "1", **options}
+    keys = [] if append else ["k"]
+    options = {"file.format": "orc", **({} if append else {"bucket": "1"}), **options}
+    return catalog.create_table(
+        "db.t", new_table_schema(columns, primary_keys=keys, options=options)
     )
-    return catalog.create_table("db.t", schema)
 
 
 def _only_file(table: FileStoreTable) -> orc.ORCFile:
@@ -100,15 +104,16 @@ def test_nanosecond_timestamps_and_time_precision(warehouse: str) -> None:
 def test_char_reads_right_trimmed_as_java_orc_does(warehouse: str) -> None:
     """Java's ORC writer pads CHAR(n) and its reader trims the padding: a CHAR value reads
     back without trailing spaces, whoever wrote the file; STRING keeps them."""
-    table = _table(warehouse, [("k", BIGINT(False)), ("c", CHAR(4)), ("s", STRING())])
+    table = _table(warehouse, [("k", BIGINT(False)), ("c", CHAR(4)), ("s", STRING())], True)
     schema = table.new_read().output_schema()
-    table.write_arrow(pa.table({"k": [1, 2], "c": ["a   ", " b"], "s": ["a  ", None]}, schema))
-    assert _only_file(table).read(columns=["c"]).column("c").to_pylist() == ["a   ", " b"]
+    table.write_arrow(pa.table({"k": [1, 2], "c": ["a   ", "b "], "s": ["a  ", None]}, schema))
+    assert _only_file(table).read(columns=["c"]).column("c").to_pylist() == ["a   ", "b "]
     got = sorted(table.to_arrow().to_pylist(), key=lambda r: r["k"])
-    assert [(r["c"], r["s"]) for r in got] == [("a", "a  "), (" b", None)]
+    assert [(r["c"], r["s"]) for r in got] == [("a", "a  "), ("b", None)]
     # Stats bound both the padded values (Java's ORC statistics) and the trimmed ones.
     for value in ("a", "a   "):
         assert table.new_scan().plan(predicate=[("c", "=", value)])
+    assert not table.new_scan().plan(predicate=[("c", "=", "c")])
 
 
 def test_compression_follows_the_table(warehouse: str) -> None:
