@@ -1,8 +1,8 @@
 """Reading splits to Arrow, with merge-on-read for primary-key tables.
 
 A data file is read in the format its name says (Parquet, ORC or Avro, whatever the table's
-``file.format`` is now) and with the schema it was written with (``_SCHEMA_ID``): its columns are
-matched to the table's current columns by field id, so renamed columns keep their data and
+``file.format`` is now) and with the schema it was written with (``_SCHEMA_ID``): its columns
+are matched to the table's current columns by field id, so renamed columns keep their data and
 added columns read as null. Primary-key splits are merged the ``deduplicate`` way in bulk:
 sort by key and sequence, keep the last row of every key, drop it if it is a retraction.
 """

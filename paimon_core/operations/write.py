@@ -1,9 +1,10 @@
 """Writing Arrow data as Paimon data files and commit messages (runs on Spark executors too).
 
 A ``TableWrite`` buffers what it is given, then groups rows by partition and bucket and
-writes data files (Parquet, ORC or Avro: ``format.data_files``) the way Java does: append tables get the table columns only; primary-key
-tables get ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and then the columns, sorted by
-key with one row per key, sequence numbers continuing those of the bucket. Everything it needs
+writes data files (Parquet, ORC or Avro: ``format.data_files``) the way Java does: append
+tables get the table columns only; primary-key tables get ``_KEY_<k>``, ``_SEQUENCE_NUMBER``,
+``_VALUE_KIND`` and then the columns, sorted by key with one row per key, sequence numbers
+continuing those of the bucket. Everything it needs
 comes from the table path and schema, so it carries no driver state.
 """
 
