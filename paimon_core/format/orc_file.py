@@ -146,6 +146,10 @@ def _map_leaves(
     if isinstance(column, pa.ChunkedArray):
         chunks = [_map_leaves(c, t, leaf) for c in column.chunks]
         return pa.chunked_array(chunks) if chunks else column
+    if column.offset:
+        # A slice (a rolled file's rows): children below are rebuilt from offsets into the
+        # whole child arrays, so work on a compact copy.
+        column = pa.concat_arrays([column])
     mask = column.is_null() if column.null_count else None
     if t.root == "ROW" and isinstance(column, pa.StructArray):
         fields = list(t.fields or ())
