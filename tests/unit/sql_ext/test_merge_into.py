@@ -193,3 +193,24 @@ def test_merge_refused_by_merge_engine(session: PaimonSession) -> None:
     )
     with pytest.raises(SqlError, match="merge engine first-row can not support MergeInto"):
         session.sql("MERGE INTO db.f USING db.s ON f.a = s.a WHEN MATCHED THEN DELETE")
+
+
+def test_partitioned_primary_key_table_and_nested_fields(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE db.n (k INT, dt STRING, s STRUCT<x: INT, y: STRING>, "
+        "PRIMARY KEY (k, dt) NOT ENFORCED) PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '1')"
+    )
+    session.sql(
+        "INSERT INTO db.n VALUES (1, 'd1', named_struct('x', 1, 'y', 'a')), "
+        "(2, 'd1', named_struct('x', 2, 'y', 'b')), (1, 'd2', named_struct('x', 3, 'y', 'c'))"
+    )
+    session.sql(
+        "MERGE INTO db.n USING (SELECT a AS k, 'd1' AS dt, c FROM db.s) src "
+        "ON n.k = src.k AND n.dt = src.dt "
+        "WHEN MATCHED AND src.k = 2 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET s.y = src.c "
+        "WHEN NOT MATCHED AND src.k = 5 THEN INSERT (k, dt, s) VALUES (k, 'd3', named_struct('x', 0, 'y', c))"
+    )
+    got = [(r.k, r.dt, r.s.x, r.s.y) for r in session.sql("SELECT * FROM db.n").collect()]
+    assert sorted(got) == [(1, "d1", 1, "c1"), (1, "d2", 3, "c"), (5, "d3", 0, "c5")]
+    assert snapshots(session, "db.n")[-1] == (2, "APPEND")
