@@ -41,11 +41,12 @@ from sql_ext.datapath.pushdown import needed_names, table_predicate
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dml import delete, truncate
-from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
+from sql_ext.dynamic_options import paimon_confs, table_options, with_dynamic_options
 from sql_ext.errors import Rewrite, SqlError, first_line
 from sql_ext.errors import quiet_query_logs as _quiet_query_logs
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
 from sql_ext.merge_into import Source, merge_into, source_alias, source_query, using_span
+from sql_ext.merge_schema import Evolution, MergeSchema, align_nested, plan_evolution
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     WAREHOUSE_CONF,
@@ -886,6 +887,17 @@ class PaimonSession:
         self._paimon().create_table(identifier, schema, ignore_if_exists=spec.if_not_exists)
         return _empty(self.spark)
 
+    def _case_sensitive(self) -> bool:
+        return str(self.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+    def _merge_schema(
+        self, table: FileStoreTable, database: str, name: str, source: DataFrame
+    ) -> Evolution:
+        """The schema evolution ``spark.paimon.write.merge-schema`` asks of a write by name."""
+        options = table_options(paimon_confs(self.spark), CATALOG_NAME, database, name)
+        flags = MergeSchema.of({k: v for k, (v, _) in options.items()})
+        return plan_evolution(table, source.schema, flags, self._case_sensitive())
+
     def _insert(self, statement: QueryStatement) -> DataFrame:
         tree = statement.tree
         assert isinstance(tree, exp.Insert)
@@ -896,7 +908,16 @@ class PaimonSession:
         table = self._load(*target, writes=True)
         fragment = with_default_keywords(statement.parsed, tree, query_fragment(tree))
         source = self._query(statement, spec.source, fragment=fragment)
+        evolution = None
+        if spec.by_name:  # only writes by name merge schemas (`sql_ext.merge_schema`)
+            evolution = self._merge_schema(table, *target, source)
+            table = evolution.table
+            if evolution.changes:
+                source = align_nested(table, source, self._case_sensitive())
         rows = insert_dataframe(table, spec, source)
+        if evolution is not None and evolution.changes:
+            evolution.commit()
+            table = self._load(*target, writes=True)
         overwrite: Overwrite = False
         if spec.overwrite:
             mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")

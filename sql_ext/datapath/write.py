@@ -343,7 +343,19 @@ class PaimonArrowWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return PaimonCommitMessage(self.job.write(iterator))
+        return PaimonCommitMessage(self.job.write(self._filled(iterator)))
+
+    def _filled(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Each batch with the table's columns it lacks as NULLs (Paimon-Spark writes by
+        name; Spark's own check of the columns is not made for a Python data source)."""
+        fields = self.job.table.schema.fields
+        for batch in batches:
+            names = set(batch.schema.names)
+            for f in fields:
+                if f.name not in names:
+                    column = pa.nulls(batch.num_rows, to_arrow_type(f.type))
+                    batch = batch.append_column(f.name, column)
+            yield batch
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, PaimonCommitMessage) and m.result]
@@ -357,8 +369,10 @@ def source_writer(
     options: Mapping[str, str], schema: StructType, overwrite: bool
 ) -> PaimonArrowWriter:
     """The writer of ``format("paimon")``: options ``path`` (``db.t``), ``warehouse``, Paimon's
-    catalog options (``s3.*``) and ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
-    Spark's file sources: a Python data source cannot see the session's configuration).
+    catalog options (``s3.*``), ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
+    Spark's file sources: a Python data source cannot see the session's configuration) and
+    ``write.merge-schema`` (or ``mergeSchema``; ``sql_ext.merge_schema``): the DataFrame's
+    new columns are added to the table first, its missing ones written as NULL.
 
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
@@ -380,6 +394,12 @@ def source_writer(
             f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
             "cannot be shuffled by bucket; use INSERT INTO through PaimonSession"
         )
+    from sql_ext.merge_schema import MergeSchema, plan_evolution
+
+    evolution = plan_evolution(table, schema, MergeSchema.of(options, dataframe=True), False)
+    if evolution.changes:
+        evolution.commit()
+        table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
     mode = lower.get("partitionoverwritemode", "static").lower()
     if mode not in ("static", "dynamic"):
         raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")
