@@ -214,3 +214,15 @@ def test_partitioned_primary_key_table_and_nested_fields(session: PaimonSession)
     got = [(r.k, r.dt, r.s.x, r.s.y) for r in session.sql("SELECT * FROM db.n").collect()]
     assert sorted(got) == [(1, "d1", 1, "c1"), (1, "d2", 3, "c"), (5, "d3", 0, "c5")]
     assert snapshots(session, "db.n")[-1] == (2, "APPEND")
+
+
+def test_merge_into_empty_tables_inserts(session: PaimonSession) -> None:
+    session.sql("CREATE TABLE db.e (a INT, b INT, c STRING) PARTITIONED BY (c)")
+    session.sql("CREATE TABLE db.k (a INT, b INT, c STRING) TBLPROPERTIES ('primary-key' = 'a')")
+    for name in ("e", "k"):
+        session.sql(
+            f"MERGE INTO db.{name} t USING db.s ON t.a = s.a "
+            "WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND s.a > 2 THEN INSERT *"
+        )
+        assert rows(session, f"SELECT a FROM db.{name}") == [(5,), (7,)]
+        assert snapshots(session, f"db.{name}") == [(1, "APPEND")]
