@@ -4,7 +4,9 @@ The statement is read by ``sql_ext.alter_syntax`` (once, on sqlglot's tokens). T
 name is read first: a name that is no Paimon table goes to Spark untouched. The actions
 become Paimon schema changes as Paimon-Spark's ``SparkCatalog.toSchemaChange`` maps Spark's
 ``TableChange``s (latest Paimon): property ``comment`` is the table comment,
-``primary-key`` cannot change, a type change keeps the column's nullability, and all of a
+``primary-key`` cannot change, a type change keeps the column's nullability, ``ALTER COLUMN c
+SET DEFAULT v`` / ``DROP DEFAULT`` set the field's ``defaultValue`` (Spark hands the catalog
+the expression's SQL, which Paimon stores and checks converts to the column type), and all of a
 statement's changes are committed as one new ``schema-N``. ``RENAME TO`` moves the table
 directory (``FileSystemCatalog.renameTable``); an unqualified new name stays in the table's
 database, as Spark's ``RenameTableExec`` does. ``DROP PARTITION`` is one OVERWRITE
@@ -188,6 +190,8 @@ def _column_changes(names: _Names, change: ColumnChange, shown: str) -> list[sc.
         )
     if change.nullable is not None:
         out.append(sc.UpdateColumnNullability(name, change.nullable))
+    if change.default is not None or change.drop_default:
+        out.append(sc.UpdateColumnDefaultValue(name, change.default))
     if change.first or change.after is not None:
         if len(change.path) > 1:
             raise SqlError(f"Moving nested field {'.'.join(change.path)} is not supported")

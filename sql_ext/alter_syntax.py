@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import sqlglot
 from sqlglot import exp
-from sqlglot.errors import TokenError
+from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sql_ext.dialect import PaimonSpark
@@ -52,6 +53,9 @@ class ColumnChange:
     nullable: bool | None = None
     first: bool = False
     after: str | None = None
+    default: str | None = None
+    """``SET DEFAULT``: the expression as Spark's parser hands it to the catalog (its SQL)."""
+    drop_default: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,8 +341,10 @@ def _column_change(cur: _Cursor) -> ColumnChange:
         return ColumnChange(path, nullable=False)
     if cur.accept("DROP", "NOT", "NULL"):
         return ColumnChange(path, nullable=True)
-    if cur.peek("SET", "DEFAULT") or cur.peek("DROP", "DEFAULT"):
-        raise SqlError(f"Column DEFAULT of {'.'.join(path)} is not supported on Paimon tables")
+    if cur.accept("SET", "DEFAULT"):
+        return ColumnChange(path, default=_default_expression(cur, path))
+    if cur.accept("DROP", "DEFAULT"):
+        return ColumnChange(path, drop_default=True)
     # Hive's CHANGE COLUMN a a TYPE: the same name again, then the type.
     renamed = cur.identifier("TYPE, COMMENT, FIRST, AFTER, SET or DROP NOT NULL")
     if renamed != path[-1]:
@@ -351,6 +357,22 @@ def _column_change(cur: _Cursor) -> ColumnChange:
     first = cur.accept("FIRST")
     after = cur.identifier("a column name") if not first and cur.accept("AFTER") else None
     return ColumnChange(path, type_text, comment, comment is not None, None, first, after)
+
+
+def _default_expression(cur: _Cursor, path: tuple[str, ...]) -> str:
+    """The expression after ``SET DEFAULT`` as Spark SQL, written the way ``CREATE TABLE``
+    stores a column's DEFAULT (``sql_ext.tables``)."""
+    if cur.at_end() or cur.peek_type(TokenType.COMMA):
+        raise cur.error("expected a default value")
+    text = cur.span(())
+    try:
+        parsed = sqlglot.parse_one(text, dialect=PaimonSpark)
+    except (ParseError, TokenError) as e:
+        raise SqlParseError(
+            f"ALTER COLUMN {'.'.join(path)} SET DEFAULT: cannot parse {text!r} "
+            f"({' '.join(str(e).split())})"
+        ) from None
+    return parsed.sql(dialect="spark")
 
 
 def _partition_spec(cur: _Cursor) -> dict[str, exp.Expr]:

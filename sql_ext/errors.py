@@ -3,8 +3,10 @@ translation of Spark's errors about a rewritten statement back to the statement 
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from paimon_core.exceptions import PaimonError
@@ -27,6 +29,22 @@ class SqlError(PaimonError):
 def first_line(error: BaseException) -> str:
     """The first non-blank line of an error (Spark's messages start with a newline)."""
     return next((line.strip() for line in str(error).splitlines() if line.strip()), repr(error))
+
+
+@contextmanager
+def quiet_query_logs() -> Iterator[None]:
+    """Hold back PySpark's JSON error log of failing queries (internal ones, reported once)."""
+    from pyspark.logger import PySparkLogger
+
+    loggers = [PySparkLogger.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 _LINE_POS = re.compile(r"(line )(\d+)(,? pos(?:ition)? )(\d+)")

@@ -16,12 +16,10 @@ table) stay with Spark. CTE names are never tables.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import AnalysisException, ParseException, PySparkException
@@ -43,9 +41,12 @@ from sql_ext.datapath.pushdown import needed_names, table_predicate
 from sql_ext.datapath.write import Overwrite, write_dataframe
 from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dml import delete, truncate
-from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
-from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
+from sql_ext.dynamic_options import paimon_confs, table_options, with_dynamic_options
+from sql_ext.errors import Rewrite, SqlError, first_line
+from sql_ext.errors import quiet_query_logs as _quiet_query_logs
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
+from sql_ext.merge_into import Source, merge_into, source_alias, source_query, using_span
+from sql_ext.merge_schema import Evolution, MergeSchema, align_nested, plan_evolution
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     WAREHOUSE_CONF,
@@ -68,6 +69,7 @@ from sql_ext.parse import (
     split_statements,
     table_nodes,
 )
+from sql_ext.rowlevel import Target
 from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Spliced, splice
 from sql_ext.tables import (
@@ -77,6 +79,7 @@ from sql_ext.tables import (
     table_spec,
 )
 from sql_ext.tag_ddl import is_tag_ddl
+from sql_ext.update import update
 from sql_ext.views import (
     SNAPSHOT_SYSTEM_TABLES,
     ViewScope,
@@ -336,8 +339,8 @@ class PaimonSession:
             return self._analyze(tree, text)
         if isinstance(tree, exp.Refresh) and isinstance(tree.this, exp.Table):
             return self._refresh(tree.this, text)
-        if isinstance(tree, (exp.Delete, exp.TruncateTable)):
-            return self._dml(tree, text)
+        if isinstance(tree, (exp.Delete, exp.TruncateTable, exp.Update, exp.Merge)):
+            return self._dml(statement, tree, text)
         return self._unsupported_on_paimon(tree, text)
 
     def _spark_sql(self, text: str, rewrite: Rewrite | None = None) -> DataFrame:
@@ -768,21 +771,58 @@ class PaimonSession:
         self._load(*target)
         return _empty(self.spark)
 
-    def _dml(self, tree: exp.Delete | exp.TruncateTable, text: str) -> DataFrame:
-        """TRUNCATE TABLE / DELETE FROM a Paimon table (`sql_ext.dml`); others: Spark's."""
-        tables = [tree.this] if isinstance(tree, exp.Delete) else tree.expressions
+    def _dml(
+        self,
+        statement: QueryStatement,
+        tree: exp.Delete | exp.TruncateTable | exp.Update | exp.Merge,
+        text: str,
+    ) -> DataFrame:
+        """TRUNCATE TABLE, DELETE FROM, UPDATE and MERGE INTO of a Paimon table
+        (`sql_ext.dml`, `sql_ext.update`, `sql_ext.merge_into`); others: Spark's."""
+        tables = [tree.this] if not isinstance(tree, exp.TruncateTable) else tree.expressions
         if len(tables) != 1 or not isinstance(tables[0], exp.Table):
             return self._unsupported_on_paimon(tree, text)
-        target = self._target(tables[0]) if not _has_paimon_syntax(tables[0]) else None
+        node = tables[0]
+        target = self._target(node) if not _has_paimon_syntax(node) else None
         if target is None or not self._table_exists(*target):
             return self._unsupported_on_paimon(tree, text)
         table = self._load(*target, writes=True)
         shown = f"{CATALOG_NAME}.{target[0]}.{target[1]}"
         if isinstance(tree, exp.TruncateTable):
             truncate(self.spark, table, tree, shown)
+            return _empty(self.spark)
+        alias = node.alias or node.name
+        written = Target(table, target[0], target[1], alias, node.db or None)
+
+        def read(query: str) -> DataFrame:
+            return self._query(parse_statement(query))
+
+        if isinstance(tree, exp.Delete):
+            delete(self.spark, written, tree, read)
+        elif isinstance(tree, exp.Update):
+            update(self.spark, written, tree, read)
         else:
-            delete(self.spark, table, tree, shown, lambda q: self._query(parse_statement(q)))
+            merge_into(self.spark, written, tree, self._merge_source(statement, tree), read)
         return _empty(self.spark)
+
+    def _merge_source(self, statement: QueryStatement, tree: exp.Merge) -> Source:
+        """The rows MERGE INTO reads from: a table (Paimon's or Spark's) or a subquery,
+        read through the session as any query is (the subquery's text as written)."""
+        using = tree.args.get("using")
+        alias = source_alias(using)
+        if isinstance(using, exp.Table):
+            if using.args.get("db") is None and using.name.lower() == CATALOG_NAME:
+                raise SqlError(f"MERGE INTO: invalid source {using.sql(dialect='spark')}")
+            rows = self._query(parse_statement(source_query(using)))
+            return Source(rows, alias, using)
+        if isinstance(using, exp.Subquery) and isinstance(using.this, exp.Query):
+            span = using_span(statement.parsed)
+            if span is None:
+                raise SqlParseError("MERGE INTO: cannot find the source query's text")
+            rows = self._query(statement, using.this, fragment=Fragment((span,)))
+            return Source(rows, alias)
+        shown = using.sql(dialect="spark") if using is not None else "nothing"
+        raise SqlError(f"MERGE INTO: expected a table or (subquery) after USING, got {shown}")
 
     def _drop_table(self, tree: exp.Drop, text: str) -> DataFrame:
         (table,) = tree.args.get("tables") or [tree.this]
@@ -847,6 +887,17 @@ class PaimonSession:
         self._paimon().create_table(identifier, schema, ignore_if_exists=spec.if_not_exists)
         return _empty(self.spark)
 
+    def _case_sensitive(self) -> bool:
+        return str(self.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+    def _merge_schema(
+        self, table: FileStoreTable, database: str, name: str, source: DataFrame
+    ) -> Evolution:
+        """The schema evolution ``spark.paimon.write.merge-schema`` asks of a write by name."""
+        options = table_options(paimon_confs(self.spark), CATALOG_NAME, database, name)
+        flags = MergeSchema.of({k: v for k, (v, _) in options.items()})
+        return plan_evolution(table, source.schema, flags, self._case_sensitive())
+
     def _insert(self, statement: QueryStatement) -> DataFrame:
         tree = statement.tree
         assert isinstance(tree, exp.Insert)
@@ -857,7 +908,16 @@ class PaimonSession:
         table = self._load(*target, writes=True)
         fragment = with_default_keywords(statement.parsed, tree, query_fragment(tree))
         source = self._query(statement, spec.source, fragment=fragment)
+        evolution = None
+        if spec.by_name:  # only writes by name merge schemas (`sql_ext.merge_schema`)
+            evolution = self._merge_schema(table, *target, source)
+            table = evolution.table
+            if evolution.changes:
+                source = align_nested(table, source, self._case_sensitive())
         rows = insert_dataframe(table, spec, source)
+        if evolution is not None and evolution.changes:
+            evolution.commit()
+            table = self._load(*target, writes=True)
         overwrite: Overwrite = False
         if spec.overwrite:
             mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
@@ -867,22 +927,6 @@ class PaimonSession:
                 overwrite = static_partition(self.spark, table, spec.static)
         write_dataframe(table, rows, overwrite)
         return _empty(self.spark)
-
-
-@contextmanager
-def _quiet_query_logs() -> Iterator[None]:
-    """Hold back PySpark's JSON error log of failing queries (internal ones, reported once)."""
-    from pyspark.logger import PySparkLogger
-
-    loggers = [PySparkLogger.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        for logger, level in zip(loggers, levels):
-            logger.setLevel(level)
 
 
 def _table(parts: list[str]) -> exp.Table:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from paimon_core.default_value import default_scalar
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.snapshot import jackson_json
@@ -472,6 +473,16 @@ class UpdateColumnComment:
 
 
 @dataclass(frozen=True, slots=True)
+class UpdateColumnDefaultValue:
+    """``ALTER COLUMN c SET DEFAULT v`` (the default's SQL text, as the engine gave it) or
+    ``DROP DEFAULT`` (None): Java's ``SchemaChange.updateColumnDefaultValue``, checked with
+    ``validateDefaultValue``."""
+
+    name: FieldPath
+    default_value: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateColumnType:
     """``ALTER COLUMN c TYPE t``: allowed when ``type_casts.supports_cast`` says so (explicit
     casts unless ``disable-explicit-type-casting``); old files are cast when read."""
@@ -509,6 +520,7 @@ SchemaChange = (
     | RenameColumn
     | DropColumn
     | UpdateColumnComment
+    | UpdateColumnDefaultValue
     | UpdateColumnType
     | UpdateColumnNullability
     | UpdateColumnPosition
@@ -721,6 +733,8 @@ def apply_changes(
                 _path(change.name),
                 lambda f, _depth, c=comment_of: replace(f, description=c),
             )
+        elif isinstance(change, UpdateColumnDefaultValue):
+            _update_field(fields, _path(change.name), _with_default(change.default_value))
         elif isinstance(change, UpdateColumnType):
             _update_type(fields, change, old)
         elif isinstance(change, UpdateColumnNullability):
@@ -745,6 +759,15 @@ def apply_changes(
     )
     validate_schema(new)
     return new
+
+
+def _with_default(value: str | None) -> Callable[[DataField, int], DataField]:
+    def update(f: DataField, _depth: int) -> DataField:
+        if value is not None:
+            default_scalar(f.type, value)  # Java's validateDefaultValue
+        return replace(f, default_value=value)
+
+    return update
 
 
 def _add_column(

@@ -59,8 +59,9 @@ is not partitioned). A mapping: replace that static partition spec (``{}``: the 
 STAGING_PREFIX = "_write-"
 BUCKET_COLUMN = "_paimon_bucket"
 ROW_KIND_COLUMN = "_paimon_row_kind"
-"""Int8 RowKind per row (0 +I, 3 -D), added by ``write_dataframe(row_kind=...)``: DELETE on a
-primary-key table writes its rows as retractions, as Paimon-Spark's ``ROW_KIND_COL``."""
+"""Int8 RowKind per row (0 +I, 2 +U, 3 -D), added by ``write_dataframe(row_kind=...)`` or
+given by the DataFrame: DELETE on a primary-key table writes its rows as retractions, UPDATE as
+``+U``, MERGE each as its action says, as Paimon-Spark's ``ROW_KIND_COL``."""
 RESULT_SCHEMA = "result binary"
 _TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULTILINE)
 
@@ -69,7 +70,8 @@ _TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULT
 
 
 def conform(table: FileStoreTable, df: DataFrame) -> DataFrame:
-    """``df`` (one column per table column, by name) cast in Spark to the table's types.
+    """``df`` (one column per table column, by name) cast in Spark to the table's types; a
+    ``ROW_KIND_COLUMN`` of ``df`` (MERGE's changes) is kept.
 
     Spark's casts apply (with ANSI mode, a value that does not fit is an error).
     """
@@ -77,11 +79,13 @@ def conform(table: FileStoreTable, df: DataFrame) -> DataFrame:
     missing = [f.name for f in table.schema.fields if f.name not in names]
     if missing:
         raise SqlError(f"Data for {table.identifier} lacks columns {missing}")
+    kinds = [F.col(ROW_KIND_COLUMN).cast("tinyint")] if ROW_KIND_COLUMN in names else []
     return df.select(
         *[
             F.col(quote_identifier(f.name)).cast(to_spark_type(f.type)).alias(f.name)
             for f in table.schema.fields
-        ]
+        ],
+        *kinds,
     )
 
 
@@ -235,8 +239,9 @@ def write_dataframe(
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
-    (3, -D: DELETE's retractions of a primary-key table); ``deleted`` are files removed in
-    the same commit (a copy-on-write DELETE's rewritten files; appends only).
+    (3, -D: DELETE's retractions of a primary-key table), unless ``df`` has its own
+    ``ROW_KIND_COLUMN``; ``deleted`` are files removed in the same commit (the rewritten files
+    of a copy-on-write DELETE, UPDATE or MERGE; appends only).
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -338,7 +343,19 @@ class PaimonArrowWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return PaimonCommitMessage(self.job.write(iterator))
+        return PaimonCommitMessage(self.job.write(self._filled(iterator)))
+
+    def _filled(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Each batch with the table's columns it lacks as NULLs (Paimon-Spark writes by
+        name; Spark's own check of the columns is not made for a Python data source)."""
+        fields = self.job.table.schema.fields
+        for batch in batches:
+            names = set(batch.schema.names)
+            for f in fields:
+                if f.name not in names:
+                    column = pa.nulls(batch.num_rows, to_arrow_type(f.type))
+                    batch = batch.append_column(f.name, column)
+            yield batch
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, PaimonCommitMessage) and m.result]
@@ -352,8 +369,10 @@ def source_writer(
     options: Mapping[str, str], schema: StructType, overwrite: bool
 ) -> PaimonArrowWriter:
     """The writer of ``format("paimon")``: options ``path`` (``db.t``), ``warehouse``, Paimon's
-    catalog options (``s3.*``) and ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
-    Spark's file sources: a Python data source cannot see the session's configuration).
+    catalog options (``s3.*``), ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
+    Spark's file sources: a Python data source cannot see the session's configuration) and
+    ``write.merge-schema`` (or ``mergeSchema``; ``sql_ext.merge_schema``): the DataFrame's
+    new columns are added to the table first, its missing ones written as NULL.
 
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
@@ -375,6 +394,12 @@ def source_writer(
             f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
             "cannot be shuffled by bucket; use INSERT INTO through PaimonSession"
         )
+    from sql_ext.merge_schema import MergeSchema, plan_evolution
+
+    evolution = plan_evolution(table, schema, MergeSchema.of(options, dataframe=True), False)
+    if evolution.changes:
+        evolution.commit()
+        table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
     mode = lower.get("partitionoverwritemode", "static").lower()
     if mode not in ("static", "dynamic"):
         raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")

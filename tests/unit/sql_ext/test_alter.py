@@ -150,6 +150,26 @@ def test_alter_column_type_comment_position_nullability(table: PaimonSession) ->
     )
 
 
+def test_set_and_drop_column_default(table: PaimonSession, warehouse: str, oracle: Any) -> None:
+    """Paimon keeps the default in the field (``defaultValue``); a NULL written to the column
+    becomes it, and DROP DEFAULT stops that for later writes."""
+    table.sql("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT 7, name SET DEFAULT 'n/a'")
+    fields = {f.name: f.default_value for f in schema(table).fields}
+    assert fields == {"id": "7", "name": "'n/a'", "dt": None}
+    assert schema(table).schema_id == 1
+    table.sql("INSERT INTO db.t (dt) VALUES ('z')")
+    assert rows(table, "SELECT * FROM db.t WHERE dt = 'z'") == [(7, "n/a", "z")]
+    table.sql("ALTER TABLE db.t ALTER COLUMN name DROP DEFAULT")
+    assert schema(table).field("name").default_value is None
+    table.sql("INSERT INTO db.t (id, dt) VALUES (8, 'w')")
+    assert rows(table, "SELECT * FROM db.t WHERE dt = 'w'") == [(8, None, "w")]
+    java = oracle("read", warehouse, "db.t")
+    assert sorted((r["id"], r["name"], r["dt"]) for r in java if r["dt"] in ("z", "w")) == [
+        (7, "n/a", "z"),
+        (8, None, "w"),
+    ]
+
+
 def test_rename_table_moves_the_directory(table: PaimonSession, warehouse: str) -> None:
     table.sql("ALTER TABLE db.t RENAME TO t2")
     assert not os.path.exists(f"{warehouse}/db.db/t")
@@ -228,7 +248,9 @@ REFUSED = [
     ("ALTER TABLE db.t SET LOCATION '/tmp/x'", "SET LOCATION is not supported"),
     ("ALTER TABLE db.t ADD PARTITION (dt = 'z')", "ADD PARTITION is not supported"),
     ("ALTER TABLE db.t RENAME TO a.b.c.d", "invalid table name a.b.c.d"),
-    ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT 1", "DEFAULT"),
+    ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT 'abc'", "Unsupported default value `'abc'`"),
+    ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT", "expected a default value"),
+    ("ALTER TABLE db.t ALTER COLUMN nope SET DEFAULT 1", "nope"),
     ("ALTER TABLE db.t ADD COLUMN c INT DEFAULT 1", "DEFAULT"),
     ("ALTER TABLE db.t CHANGE COLUMN id ident BIGINT", "RENAME COLUMN"),
     ("ALTER TABLE db.t ADD COLUMNS (c INT", "expected ')'"),

@@ -10,9 +10,8 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, SchemaError
-from paimon_core.format.default_value import default_scalar, validate_defaults
-from paimon_core.format.schema import new_table_schema
-from paimon_core.format.types import DataField, DataType, parse_data_type
+from paimon_core.schema import UpdateColumnDefaultValue, apply_changes, new_table_schema
+from paimon_core.types import DataField, DataType, parse_data_type
 
 
 def _type(text: str) -> DataType:
@@ -83,3 +82,22 @@ def test_table_write_fills_nulls_with_defaults(warehouse: str) -> None:
     )
     with pytest.raises(InvalidArgument, match="non-null column 'a'"):
         plain.write_arrow(pa.table({"a": pa.array([None], pa.int32())}))
+
+
+def test_update_column_default_value_sets_checks_and_drops() -> None:
+    """Java's ``updateColumnDefaultValue``: nested fields too; an unconvertible default is
+    refused with Paimon's message; None drops it."""
+    old = new_table_schema(
+        [DataField(0, "a", _type("INT")), DataField(1, "s", _type("ROW<x INT, y STRING>"))]
+    )
+    new = apply_changes(
+        old, [UpdateColumnDefaultValue("a", "5"), UpdateColumnDefaultValue(("s", "y"), "'q'")]
+    )
+    assert new.field("a").default_value == "5"
+    assert new.field("s").type.fields[1].default_value == "'q'"
+    assert new.schema_id == old.schema_id + 1
+    with pytest.raises(SchemaError, match="Unsupported default value `x`"):
+        apply_changes(new, [UpdateColumnDefaultValue("a", "x")])
+    assert (
+        apply_changes(new, [UpdateColumnDefaultValue("a", None)]).field("a").default_value is None
+    )

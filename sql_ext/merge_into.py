@@ -1,0 +1,599 @@
+"""MERGE INTO target USING source ON cond WHEN ... on Paimon tables: one snapshot per statement.
+
+The forms of Paimon's ``docs/spark/sql-write.md`` (Spark's grammar): ``WHEN MATCHED [AND c]
+THEN UPDATE SET ... | UPDATE SET * | DELETE``, ``WHEN NOT MATCHED [BY TARGET] [AND c] THEN
+INSERT (cols) VALUES (...) | INSERT *`` and ``WHEN NOT MATCHED BY SOURCE [AND c] THEN UPDATE
+SET ... | DELETE``. Clauses of a kind are tried in order, the first whose condition holds wins
+(only the last of a kind may omit its condition, as Spark's parser requires). The source is a
+table (Paimon's, read at its latest snapshot or one time travel names, or Spark's) or a
+subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
+``MergeIntoPaimonTable`` (latest Paimon):
+
+* ``*`` expands against the target's columns, taken from the source column of the same name;
+  a target column the source lacks is an error ("Cannot INSERT * into target column ..." /
+  "Cannot UPDATE * target column ..."); source columns the target lacks are ignored.
+  ``INSERT (cols) VALUES`` gives the columns left out NULL, which the table write turns into
+  their DEFAULT; a NOT NULL column without one is refused before anything runs.
+* Unqualified names in a NOT MATCHED clause are the source's, in a NOT MATCHED BY SOURCE
+  clause the target's (Spark resolves them against that side only).
+* Primary-key tables: only ``deduplicate`` (``partial-update``, which Paimon also allows, is
+  refused here: see ``rowlevel.check_engine``). An UPDATE of a WHEN MATCHED clause may assign
+  a primary-key column only when the ON condition equates every primary-key column with a
+  source column ("Can't update the primary key column in update clause."); a NOT MATCHED BY
+  SOURCE update of a key column, which Paimon lets through and which would leave the old row
+  and add a new one, is refused. Subqueries in the conditions are refused, as in Paimon.
+* Cardinality: when there are WHEN MATCHED clauses, a target row matched by more than one
+  source row is an error (Paimon's ``checkMatchRationality``), checked before anything is
+  written.
+* Primary-key tables: source and target are joined by Spark (a full outer join on the
+  executors); each joined row becomes ``+U`` (update), ``-D`` (delete, the whole target row)
+  or ``+I`` (insert), or nothing; those rows are written through the distributed writer in one
+  APPEND snapshot (none when nothing changes). When there is no NOT MATCHED BY SOURCE clause,
+  the conjuncts of ON that name only the target prune the target's read, as Paimon does.
+* Append tables, by copy-on-write: the target files holding a row matched by a source row
+  (WHEN MATCHED updates or deletes) or matched by none (NOT MATCHED BY SOURCE updates or
+  deletes) are rewritten: their rows updated, deleted or kept as they are. Inserted rows are
+  appended, and the rewritten files deleted, in one commit (OVERWRITE when files were
+  rewritten, else APPEND; none when nothing changes). A file holding matched rows is read
+  even when only inserts are asked for, so that matched source rows are not inserted. Where a
+  NOT MATCHED BY SOURCE clause rewrites files, a target row matched by several source rows
+  is refused too: Paimon would keep it once per match.
+
+``write.merge-schema`` is not applied to MERGE INTO here. A refused or failed statement
+commits nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import reduce
+from typing import TYPE_CHECKING, Literal
+
+from pyspark.sql import functions as F
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
+from sql_ext.dialect import PaimonSpark
+from sql_ext.errors import SqlError
+from sql_ext.rowlevel import (
+    DELETE,
+    FILE_INDEX,
+    INSERT,
+    UPDATE_AFTER,
+    Reader,
+    Target,
+    align,
+    assignment_key,
+    check_engine,
+    deleted_files,
+    file_frames,
+    file_indexes,
+    is_default_keyword,
+    refuse_subqueries,
+    resolve_path,
+    spark_col,
+    spark_errors,
+    spark_expr,
+)
+from sql_ext.spark_types import to_spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from paimon_core.types import DataField
+    from sql_ext.datapath.read import ReadPlan
+
+Kind = Literal["matched", "not_matched", "not_matched_by_source"]
+Action = Literal["update", "delete", "insert"]
+
+_SOURCE_ROW = "__paimon_source_row"
+_TARGET_ROW = "__paimon_target_row"
+_TOUCHED = "__paimon_file_touched"
+_ACTION = "__paimon_action"
+_ROW_ID = "__paimon_row_id"
+_NOOP = -1
+_KEEP = -2
+_KINDS = {"update": UPDATE_AFTER, "delete": DELETE, "insert": INSERT}
+_SIMPLE = (
+    exp.Column, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.EQ,
+    exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Is, exp.Not, exp.And, exp.Or,
+    exp.Between, exp.Tuple, exp.Neg, exp.Cast, exp.DataType, exp.NullSafeEQ,
+)  # fmt: skip
+"""Node kinds of an ON conjunct that may prune the target's read (deterministic, cheap)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """The USING side: its rows (read through the session) and the alias naming them."""
+
+    rows: DataFrame
+    alias: str
+    table: exp.Table | None = None
+    """The source table when USING names one (its ``db.s.c`` columns are ``s.c``)."""
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One WHEN clause with its values aligned to the target's columns: updates give the
+    columns they change, inserts every column (NULL for those left out)."""
+
+    kind: Kind
+    action: Action
+    condition: exp.Expr | None
+    values: dict[str, exp.Expr]
+
+
+def source_query(using: exp.Table) -> str:
+    """``SELECT * FROM <the USING table>`` (with its time travel), generated by sqlglot."""
+    table = using.copy()
+    table.set("alias", None)
+    return exp.select(exp.Star()).from_(table).sql(dialect=PaimonSpark)
+
+
+def source_alias(using: exp.Expr) -> str:
+    """The name the statement's expressions give the source."""
+    alias = using.args.get("alias")
+    if alias is not None and alias.name:
+        return alias.name
+    if isinstance(using, exp.Table):
+        return using.name
+    return "__paimon_source"
+
+
+def using_span(text: str) -> tuple[int, int] | None:
+    """Offsets (end exclusive) of the query in ``USING ( <query> )`` of a MERGE statement's
+    text, found on its tokens: so that Spark runs the subquery as the user wrote it."""
+    tokens = PaimonSpark().tokenize(text)
+    depth = 0
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and token.token_type == TokenType.USING:
+            if i + 1 == len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:
+                return None
+            opening, level = tokens[i + 1], 0
+            for closing in tokens[i + 1 :]:
+                if closing.token_type == TokenType.L_PAREN:
+                    level += 1
+                elif closing.token_type == TokenType.R_PAREN:
+                    level -= 1
+                    if level == 0:
+                        return opening.end + 1, closing.start
+            return None
+    return None
+
+
+def merge_into(
+    spark: SparkSession, target: Target, tree: exp.Merge, source: Source, read: Reader
+) -> int | None:
+    """Run one MERGE INTO (see the module docstring); the snapshot id, None when nothing
+    changed.
+
+    Raises:
+        SqlError: a clause, column, assignment, merge engine or cardinality Paimon refuses, or
+            an expression Spark rejects; nothing is written then.
+    """
+    statement = f"MERGE INTO {target.shown}"
+    table = target.table
+    check_engine(table, "MergeInto", statement)
+    if source.alias.lower() == target.alias.lower():
+        raise SqlError(f"{statement}: the source and the target are both named {target.alias}")
+    on = tree.args.get("on")
+    if on is None or tree.args.get("using_cond"):
+        raise SqlError(f"{statement}: expected ON <merge condition>")
+    on = _requalified(on, target, source)
+    refuse_subqueries(statement, on)
+    source_names = {c.lower(): c for c in source.rows.columns}
+    whens = tree.args.get("whens")
+    clauses = [
+        _clause(when, target, source, source_names, statement)
+        for when in (whens.expressions if whens is not None else [])
+    ]
+    _check_order(clauses, statement)
+    _check_keys(clauses, on, target, source_names, statement)
+    if not clauses:
+        return None
+    if table.schema.primary_keys:
+        return _merge_rows(spark, target, source, on, clauses, read, statement)
+    return _copy_on_write(spark, target, source, on, clauses, statement)
+
+
+# --------------------------------------------------------------------------- clauses
+
+
+def _requalified(node: exp.Expr, target: Target, source: Source) -> exp.Expr:
+    out = target.requalify(node)
+    if source.table is not None and source.alias.lower() == source.table.name.lower():
+        out = Target(
+            target.table, source.table.db or "", source.table.name, source.alias
+        ).requalify(out)
+    return out
+
+
+def _qualify(node: exp.Expr, alias: str, names: set[str]) -> exp.Expr:
+    """``node`` with its unqualified columns among ``names`` (lower case) qualified with
+    ``alias``; lambda variables stay as they are."""
+    out = node.copy()
+    for column in list(out.find_all(exp.Column)):
+        if column.table or column.name.lower() not in names:
+            continue
+        bound = any(
+            column.name.lower() in {p.name.lower() for p in scope.expressions}
+            for scope in _ancestors(column, exp.Lambda)
+        )
+        if not bound:
+            column.set("table", exp.to_identifier(alias, quoted=True))
+    return out
+
+
+def _ancestors(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
+    found = []
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, kind):
+            found.append(parent)
+        parent = parent.parent
+    return found
+
+
+def _clause(
+    when: exp.When, target: Target, source: Source, source_names: dict[str, str], statement: str
+) -> Clause:
+    """One WHEN clause, its names resolved and its values aligned."""
+    if when.args.get("matched"):
+        kind: Kind = "matched"
+    elif when.args.get("source"):
+        kind = "not_matched_by_source"
+    else:
+        kind = "not_matched"
+    fields = target.table.schema.fields
+    target_names = {f.name.lower() for f in fields}
+
+    def resolve(node: exp.Expr) -> exp.Expr:
+        node = _requalified(node, target, source)
+        if kind == "not_matched":
+            node = _qualify(node, source.alias, set(source_names))
+        elif kind == "not_matched_by_source":
+            node = _qualify(node, target.alias, target_names)
+        refuse_subqueries(statement, node)
+        return node
+
+    condition = when.args.get("condition")
+    condition = None if condition is None else resolve(condition)
+    then = when.args.get("then")
+    shown = kind.replace("_", " ").upper()
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+        if kind == "not_matched":
+            raise SqlError(f"{statement}: WHEN {shown} can only INSERT")
+        return Clause(kind, "delete", condition, {})
+    if isinstance(then, exp.Update):
+        if kind == "not_matched":
+            raise SqlError(f"{statement}: WHEN {shown} can only INSERT")
+        if len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star):
+            if kind != "matched":
+                raise SqlError(f"{statement}: UPDATE SET * needs WHEN MATCHED")
+            assignments = [
+                ((f.name,), _source_column(f.name, source, source_names, "UPDATE *", statement))
+                for f in fields
+            ]
+        else:
+            assignments = []
+            for item in then.expressions:
+                if not isinstance(item, exp.EQ):
+                    raise SqlError(
+                        f"{statement}: expected `column = value`, got {item.sql('spark')}"
+                    )
+                key = assignment_key(item.this, target, statement)
+                value = item.expression
+                value = exp.Null() if is_default_keyword(value) else resolve(value)
+                assignments.append((key, value))
+        values = align(fields, assignments, target.column, statement)
+        return Clause(kind, "update", condition, values)
+    if isinstance(then, exp.Insert):
+        if kind != "not_matched":
+            raise SqlError(f"{statement}: only WHEN NOT MATCHED can INSERT")
+        values = _insert_values(then, target, source, source_names, resolve, statement)
+        return Clause(kind, "insert", condition, values)
+    raise SqlError(f"{statement}: unsupported clause {when.sql('spark')}")
+
+
+def _source_column(
+    name: str, source: Source, source_names: dict[str, str], form: str, statement: str
+) -> exp.Expr:
+    found = source_names.get(name.lower())
+    if found is None:
+        verb = "INSERT * into" if form == "INSERT *" else "UPDATE *"
+        raise SqlError(
+            f"{statement}: Cannot {verb} target column '{name}': source is missing this column"
+        )
+    return exp.column(found, table=source.alias, quoted=True)
+
+
+def _insert_values(
+    then: exp.Insert,
+    target: Target,
+    source: Source,
+    source_names: dict[str, str],
+    resolve: Callable[[exp.Expr], exp.Expr],
+    statement: str,
+) -> dict[str, exp.Expr]:
+    fields = target.table.schema.fields
+    if isinstance(then.this, exp.Star):
+        return {
+            f.name: _source_column(f.name, source, source_names, "INSERT *", statement)
+            for f in fields
+        }
+    columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+    given = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+    if not columns or len(columns) != len(given):
+        raise SqlError(
+            f"{statement}: INSERT needs (columns) VALUES (values) of the same length, or *"
+        )
+    values: dict[str, exp.Expr] = {}
+    for column, value in zip(columns, given):
+        names = [column.name] if isinstance(column, (exp.Column, exp.Identifier)) else None
+        if names is None or (isinstance(column, exp.Column) and column.table):
+            raise SqlError(
+                f"{statement}: INSERT assignment keys cannot be nested fields: "
+                f"{column.sql('spark')}"
+            )
+        path = resolve_path(fields, names)
+        if path is None:
+            raise SqlError(f"{statement}: cannot resolve column {names[0]} of the INSERT")
+        if path[0] in values:
+            raise SqlError(f"{statement}: Multiple assignments for '{path[0]}'")
+        values[path[0]] = exp.Null() if is_default_keyword(value) else resolve(value)
+    missing = [
+        f.name
+        for f in fields
+        if f.name not in values and not f.type.nullable and f.default_value is None
+    ]
+    if missing:
+        raise SqlError(f"{statement}: NOT NULL column(s) {', '.join(missing)} not given a value")
+    return {f.name: values.get(f.name, exp.Null()) for f in fields}
+
+
+def _check_order(clauses: list[Clause], statement: str) -> None:
+    """Only the last clause of a kind may omit its condition (Spark's parser)."""
+    for kind in ("matched", "not_matched", "not_matched_by_source"):
+        of_kind = [c for c in clauses if c.kind == kind]
+        if any(c.condition is None for c in of_kind[:-1]):
+            shown = kind.replace("_", " ").upper()
+            raise SqlError(f"{statement}: only the last WHEN {shown} clause can omit the condition")
+
+
+def _check_keys(
+    clauses: list[Clause],
+    on: exp.Expr,
+    target: Target,
+    source_names: dict[str, str],
+    statement: str,
+) -> None:
+    """Paimon's ``checkUpdateActionValidity`` (see the module docstring)."""
+    keys = list(target.table.schema.primary_keys)
+    if not keys:
+        return
+
+    def assigns_key(clause: Clause) -> bool:
+        return clause.action == "update" and any(
+            k in clause.values and not _is_target_column(clause.values[k], k, target, source_names)
+            for k in keys
+        )
+
+    if any(c.kind == "not_matched_by_source" and assigns_key(c) for c in clauses):
+        raise SqlError(f"{statement}: Can't update the primary key column in update clause.")
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    equated = all(
+        any(
+            isinstance(c, exp.EQ)
+            and isinstance(c.this, exp.Column)
+            and isinstance(c.expression, exp.Column)
+            and c.this != c.expression
+            and (
+                _is_target_column(c.this, k, target, source_names)
+                or _is_target_column(c.expression, k, target, source_names)
+            )
+            for c in conjuncts
+        )
+        for k in keys
+    )
+    if not equated and any(c.kind == "matched" and assigns_key(c) for c in clauses):
+        raise SqlError(f"{statement}: Can't update the primary key column in update clause.")
+
+
+def _is_target_column(
+    node: exp.Expr, name: str, target: Target, source_names: dict[str, str]
+) -> bool:
+    if not isinstance(node, exp.Column) or node.db or node.name.lower() != name.lower():
+        return False
+    if node.table:
+        return node.table.lower() == target.alias.lower()
+    return name.lower() not in source_names
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _joined(source: Source, target_rows: DataFrame, target: Target, on: exp.Expr) -> DataFrame:
+    """Source and target rows, full outer joined on ON, each side marked."""
+    left = source.rows.withColumn(_SOURCE_ROW, F.lit(True)).alias(source.alias)
+    right = target_rows.withColumn(_TARGET_ROW, F.lit(True)).alias(target.alias)
+    return left.join(right, spark_expr(on), "full_outer")
+
+
+def _action(clauses: list[Clause], target: Target, source: Source, keep: Column) -> Column:
+    """The index of the clause each joined row takes, ``_KEEP`` or ``_NOOP``."""
+
+    def chain(kind: Kind, default: Column) -> Column:
+        column = default
+        for i in reversed(range(len(clauses))):
+            clause = clauses[i]
+            if clause.kind != kind:
+                continue
+            holds = F.lit(True) if clause.condition is None else spark_expr(clause.condition)
+            column = F.when(holds, F.lit(i)).otherwise(column)
+        return column
+
+    no_target = spark_col(target.alias, _TARGET_ROW).isNull()
+    no_source = spark_col(source.alias, _SOURCE_ROW).isNull()
+    return (
+        F.when(no_target, chain("not_matched", F.lit(_NOOP)))
+        .when(no_source, chain("not_matched_by_source", keep))
+        .otherwise(chain("matched", keep))
+    )
+
+
+def _outputs(
+    joined: DataFrame, clauses: list[Clause], target: Target, source: Source, keep: Column
+) -> DataFrame:
+    """The target's columns after each row's action, with the action index."""
+    with_action = joined.withColumn(_ACTION, _action(clauses, target, source, keep))
+    action = F.col(_ACTION)
+    columns = []
+    for f in target.table.schema.fields:
+        columns.append(_value(f, clauses, target, action).alias(f.name))
+    kinds = F.lit(INSERT)
+    for i, clause in enumerate(clauses):
+        kinds = F.when(action == i, F.lit(_KINDS[clause.action])).otherwise(kinds)
+    return with_action.select(*columns, kinds.cast("tinyint").alias(ROW_KIND_COLUMN), action)
+
+
+def _value(f: DataField, clauses: list[Clause], target: Target, action: Column) -> Column:
+    spark_type = to_spark_type(f.type)
+    value = spark_col(target.alias, f.name)
+    for i in reversed(range(len(clauses))):
+        new = clauses[i].values.get(f.name)
+        if new is not None:
+            cast = spark_expr(new).cast(spark_type)
+            value = F.when(action == i, cast).otherwise(value)
+    return value
+
+
+def _check_cardinality(
+    source: Source, target_rows: DataFrame, target: Target, on: exp.Expr, statement: str
+) -> None:
+    """Paimon's ``checkMatchRationality``: no target row matched by two source rows."""
+    ids = target_rows.withColumn(_ROW_ID, F.monotonically_increasing_id()).alias(target.alias)
+    matches = source.rows.alias(source.alias).join(ids, spark_expr(on), "inner")
+    repeated = matches.groupBy(F.col(_ROW_ID)).count().filter(F.col("count") > 1).limit(1)
+    if repeated.count():
+        raise SqlError(
+            f"{statement}: Can't execute this MergeInto when there are some target rows that "
+            "each of them match more than one source rows. It may lead to an unexpected result."
+        )
+
+
+def _merge_rows(
+    spark: SparkSession,
+    target: Target,
+    source: Source,
+    on: exp.Expr,
+    clauses: list[Clause],
+    read: Reader,
+    statement: str,
+) -> int | None:
+    """Primary-key tables: the changed rows with their row kinds, written as upserts and
+    retractions."""
+    table_node = exp.Table(
+        this=exp.to_identifier(target.name, quoted=True),
+        db=exp.to_identifier(target.database, quoted=True),
+        catalog=exp.to_identifier("paimon", quoted=True),
+        alias=exp.TableAlias(this=exp.to_identifier(target.alias, quoted=True)),
+    )
+    select = exp.select(exp.Star()).from_(table_node)
+    if not any(c.kind == "not_matched_by_source" for c in clauses):
+        pruning = _target_only(on, target)
+        if pruning is not None:
+            select = select.where(pruning)
+    target_rows = read(select.sql(dialect=PaimonSpark))
+    with spark_errors(statement):
+        if any(c.kind == "matched" for c in clauses):
+            _check_cardinality(source, target_rows, target, on, statement)
+        joined = _joined(source, target_rows, target, on)
+        out = _outputs(joined, clauses, target, source, F.lit(_NOOP))
+        changed = out.filter(F.col(_ACTION) != _NOOP).drop(_ACTION)
+    return write_dataframe(target.table, changed)
+
+
+def _target_only(on: exp.Expr, target: Target) -> exp.Expr | None:
+    """The conjuncts of ON that read only the target's (qualified) columns, simply."""
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    kept = []
+    for conjunct in conjuncts:
+        columns = list(conjunct.find_all(exp.Column))
+        if not columns or any(
+            not c.table or c.table.lower() != target.alias.lower() or c.db for c in columns
+        ):
+            continue
+        if all(isinstance(node, _SIMPLE) for node in conjunct.walk()):
+            kept.append(conjunct.copy())
+    if not kept:
+        return None
+    return reduce(lambda a, b: exp.And(this=a, expression=b), kept)
+
+
+def _copy_on_write(
+    spark: SparkSession,
+    target: Target,
+    source: Source,
+    on: exp.Expr,
+    clauses: list[Clause],
+    statement: str,
+) -> int | None:
+    """Append tables: rewrite the touched files, append the inserted rows, in one commit."""
+    from sql_ext.datapath.read import plan_read
+
+    table = target.table
+    snapshot = table.latest_snapshot()
+    plan = plan_read(table, snapshot)  # one split per file on append tables
+    changes = ("update", "delete")
+    matched_change = any(c.kind == "matched" and c.action in changes for c in clauses)
+    unmatched_change = any(
+        c.kind == "not_matched_by_source" and c.action in changes for c in clauses
+    )
+    inserts = any(c.kind == "not_matched" for c in clauses)
+    with spark_errors(statement):
+        everything = file_frames(spark, plan, range(len(plan.splits)))
+        inner: list[int] = []
+        anti: list[int] = []
+        if everything is not None:
+            framed = everything.alias(target.alias)
+            if any(c.kind == "matched" for c in clauses) or unmatched_change:
+                _check_cardinality(source, everything, target, on, statement)
+            if matched_change or inserts:
+                matched = framed.join(source.rows.alias(source.alias), spark_expr(on), "left_semi")
+                inner = file_indexes(matched)
+            if unmatched_change:
+                alone = framed.join(source.rows.alias(source.alias), spark_expr(on), "left_anti")
+                anti = file_indexes(alone)
+        rewritten = sorted(set(inner if matched_change else []) | set(anti))
+        read_only = sorted(set(inner) - set(rewritten)) if inserts else []
+        target_rows = _touched_frames(spark, plan, rewritten, read_only)
+        joined = _joined(source, target_rows, target, on)
+        keep = F.when(spark_col(target.alias, _TOUCHED), F.lit(_KEEP)).otherwise(F.lit(_NOOP))
+        out = _outputs(joined, clauses, target, source, keep)
+        deletes = [i for i, c in enumerate(clauses) if c.action == "delete"] + [_NOOP]
+        written = out.filter(~F.col(_ACTION).isin(deletes)).drop(_ACTION, ROW_KIND_COLUMN)
+    splits = [plan.splits[i] for i in rewritten]
+    return write_dataframe(table, written, deleted=deleted_files(table, splits))
+
+
+def _touched_frames(
+    spark: SparkSession, plan: ReadPlan, rewritten: list[int], read_only: list[int]
+) -> DataFrame:
+    """The rows of the files to rewrite (touched) and of those only read, marked."""
+    from sql_ext.datapath.read import plan_dataframe
+
+    frames = []
+    for indexes, touched in ((rewritten, True), (read_only, False)):
+        frame = file_frames(spark, plan, indexes)
+        if frame is not None:
+            frames.append(frame.drop(FILE_INDEX).withColumn(_TOUCHED, F.lit(touched)))
+    if not frames:
+        empty = plan_dataframe(spark, replace(plan, splits=()))
+        return empty.withColumn(_TOUCHED, F.lit(False))
+    return reduce(lambda a, b: a.unionByName(b), frames)

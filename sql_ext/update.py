@@ -1,0 +1,162 @@
+"""UPDATE t SET c = v, s.f = v [WHERE cond] on Paimon tables: one snapshot per statement.
+
+As Paimon-Spark's ``PaimonUpdateTable`` and ``UpdatePaimonTableCommand`` (latest Paimon):
+
+* The assignments are aligned to the table's columns (``sql_ext.rowlevel.align``): a nested
+  field ``s.f`` rebuilds its ROW column with ``named_struct``; a column assigned twice, or
+  whole and by field, is an error. ``DEFAULT`` as a value writes NULL, which the table write
+  turns into the column's default (Paimon's ``DefaultValueRow``).
+* Primary-key tables: updating a primary-key column is refused ("Can't update the primary key
+  column", unless it is assigned itself); merge engines other than ``deduplicate`` and
+  ``partial-update`` are refused (``RowLevelOp``; ``partial-update`` too here, see
+  ``check_engine``). The rows satisfying the condition are read through the session's read
+  path (so the WHERE may hold subqueries, even over Paimon tables), their new values computed
+  by Spark and written as ``+U`` rows through the distributed writer: one APPEND snapshot,
+  none when no row matches.
+* Append tables, by copy-on-write (without deletion vectors): the live files holding a row
+  satisfying the condition are found by reading each file on the executors; those files are
+  rewritten, every row as ``IF(cond, new, old)`` (a row whose condition is NULL keeps its
+  values), and deleted in the same commit: one OVERWRITE snapshot, none when no row matches.
+  Subqueries are refused there, as in DELETE: the condition is evaluated per file.
+
+A refused or failed statement commits nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from sql_ext.datapath.write import write_dataframe
+from sql_ext.dialect import PaimonSpark, quote_identifier
+from sql_ext.errors import SqlError
+from sql_ext.rowlevel import (
+    UPDATE_AFTER,
+    Path,
+    Reader,
+    Target,
+    align,
+    assignment_key,
+    check_engine,
+    deleted_files,
+    file_frames,
+    file_indexes,
+    is_default_keyword,
+    refuse_subqueries,
+    spark_col,
+    spark_errors,
+    spark_expr,
+)
+from sql_ext.spark_types import to_spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def update(spark: SparkSession, target: Target, tree: exp.Update, read: Reader) -> int | None:
+    """Run one UPDATE (see the module docstring); the snapshot id, None when nothing changed.
+
+    Raises:
+        SqlError: a form, column, assignment or merge engine Paimon refuses, or an expression
+            Spark rejects; nothing is written then.
+    """
+    statement = f"UPDATE {target.shown}"
+    for clause in ("from_", "joins", "order", "limit", "returning"):
+        if tree.args.get(clause):
+            raise SqlError(f"{statement}: {clause.rstrip('_').upper()} is not supported")
+    table = target.table
+    check_engine(table, "Update", statement)
+    assignments: list[tuple[Path, exp.Expr]] = []
+    for item in tree.expressions:
+        if not isinstance(item, exp.EQ):
+            raise SqlError(f"{statement}: expected `column = value`, got {item.sql('spark')}")
+        value = exp.Null() if is_default_keyword(item.expression) else item.expression
+        assignments.append((assignment_key(item.this, target, statement), value))
+    keys = {k.lower() for k in table.schema.primary_keys}
+    for path, value in assignments:
+        if path[0].lower() in keys and not _is_itself(value, path, target):
+            raise SqlError(f"{statement}: Can't update the primary key column {path[0]}")
+    aligned = align(table.schema.fields, assignments, target.column, statement)
+    where = tree.args.get("where")
+    predicate = where.this if where is not None else None
+    if not aligned:
+        return None
+    if table.schema.primary_keys:
+        return _update_rows(target, tree, aligned, predicate, read)
+    refuse_subqueries(statement, predicate, *aligned.values())
+    return _copy_on_write(spark, target, aligned, predicate, statement)
+
+
+def _is_itself(value: exp.Expr, path: Path, target: Target) -> bool:
+    """``k = k`` or ``k = t.k``: Paimon does not count it as updating the key."""
+    if not isinstance(value, exp.Column) or value.db or value.name.lower() != path[-1].lower():
+        return False
+    return not value.table or value.table.lower() == target.alias.lower()
+
+
+def _update_rows(
+    target: Target,
+    tree: exp.Update,
+    aligned: dict[str, exp.Expr],
+    predicate: exp.Expr | None,
+    read: Reader,
+) -> int | None:
+    """Primary-key tables: the matching rows with their new values, written as ``+U``."""
+    columns = [
+        exp.alias_(aligned.get(f.name, target.column((f.name,))), f.name, quoted=True)
+        for f in target.table.schema.fields
+    ]
+    select = exp.select(*columns).from_(tree.this.copy())
+    if predicate is not None:
+        select = select.where(predicate.copy())
+    with spark_errors(f"UPDATE {target.shown}"):
+        rows = read(select.sql(dialect=PaimonSpark))
+    return write_dataframe(target.table, rows, row_kind=UPDATE_AFTER)
+
+
+def _copy_on_write(
+    spark: SparkSession,
+    target: Target,
+    aligned: dict[str, exp.Expr],
+    predicate: exp.Expr | None,
+    statement: str,
+) -> int | None:
+    """Append tables: rewrite the files holding matching rows with the rows updated."""
+    from sql_ext.datapath.read import plan_read
+
+    table = target.table
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    plan = plan_read(table, snapshot)  # one split per file on append tables
+    condition = target.requalify(predicate) if predicate is not None else None
+    everything = range(len(plan.splits))
+    with spark_errors(statement):
+        if condition is None:
+            touched = list(everything)
+        else:
+            candidates = file_frames(spark, plan, everything)
+            if candidates is None:
+                return None
+            hits = candidates.alias(target.alias).filter(spark_expr(condition))
+            touched = file_indexes(hits)
+        if not touched:
+            return None
+        rewritten = file_frames(spark, plan, touched)
+        assert rewritten is not None
+        frame = rewritten.alias(target.alias)
+        matched = F.lit(True) if condition is None else spark_expr(condition)
+        columns = []
+        for f in table.schema.fields:
+            value = aligned.get(f.name)
+            if value is None:
+                columns.append(F.col(quote_identifier(f.name)))
+                continue
+            new = spark_expr(target.requalify(value)).cast(to_spark_type(f.type))
+            old = spark_col(target.alias, f.name)
+            columns.append(F.when(matched, new).otherwise(old).alias(f.name))
+        rows = frame.select(*columns)  # analysed now: a bad expression fails here
+    splits = [plan.splits[i] for i in touched]
+    return write_dataframe(table, rows, deleted=deleted_files(table, splits))
