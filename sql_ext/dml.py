@@ -32,7 +32,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import types as st
 from sqlglot import exp
 
-from paimon_core.binary_row import deserialize_row
+from paimon_core.format.binary_row import deserialize_row
 from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.rowlevel import (

@@ -82,7 +82,7 @@ from sql_ext.spark_types import to_spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from paimon_core.types import DataField
+    from paimon_core.format.types import DataField
     from sql_ext.datapath.read import ReadPlan
 
 Kind = Literal["matched", "not_matched", "not_matched_by_source"]

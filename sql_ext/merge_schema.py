@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 from pyspark.sql import types as st
 
-from paimon_core import schema as sc
-from paimon_core.type_casts import supports_cast
+from paimon_core.format import schema as sc
+from paimon_core.format.type_casts import supports_cast
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError
 from sql_ext.spark_types import from_spark_schema, to_spark_type
@@ -41,8 +41,8 @@ from sql_ext.spark_types import from_spark_schema, to_spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from paimon_core.format.types import DataField, DataType
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField, DataType
 
 MERGE_SCHEMA = "write.merge-schema"
 TYPE_WIDENING = "write.merge-schema.type-widening"

@@ -18,7 +18,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from paimon_core.commit_message import CommitMessage
+from paimon_core.format.commit_message import CommitMessage
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.metadata.config import CATALOG_NAME
@@ -26,9 +26,9 @@ from sql_ext.metadata.config import CATALOG_NAME
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from paimon_core.scan import Split
+    from paimon_core.format.types import DataField
+    from paimon_core.operations.scan import Split
     from paimon_core.table import FileStoreTable
-    from paimon_core.types import DataField
     from sql_ext.datapath.read import ReadPlan
 
 INSERT = 0  # RowKind +I

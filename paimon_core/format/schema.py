@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_core.default_value import default_scalar
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
+from paimon_core.format.default_value import default_scalar
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast

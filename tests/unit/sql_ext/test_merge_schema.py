@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from paimon_core import schema as sc
-from paimon_core.types import DataField, parse_data_type
+from paimon_core.format import schema as sc
+from paimon_core.format.types import DataField, parse_data_type
 from sql_ext.datapath import source
 from sql_ext.errors import SqlError
 from sql_ext.merge_schema import MergeSchema, schema_changes

@@ -10,8 +10,9 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, SchemaError
-from paimon_core.schema import UpdateColumnDefaultValue, apply_changes, new_table_schema
-from paimon_core.types import DataField, DataType, parse_data_type
+from paimon_core.format.default_value import default_scalar, validate_defaults
+from paimon_core.format.schema import UpdateColumnDefaultValue, apply_changes, new_table_schema
+from paimon_core.format.types import DataField, DataType, parse_data_type
 
 
 def _type(text: str) -> DataType:
