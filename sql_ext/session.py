@@ -32,7 +32,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
-from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist, TableNotExist
 from paimon_core.time_travel import travel_table
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
@@ -68,6 +68,7 @@ from sql_ext.parse import (
     split_statements,
     table_nodes,
 )
+from sql_ext.replace import SELF_REFERENCE, plan_replace, replace_in_place
 from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Spliced, splice
 from sql_ext.tables import (
@@ -816,6 +817,13 @@ class PaimonSession:
             raise DatabaseNotExist(f"Database {database} does not exist")
         if spec.like is not None:
             return self._create_like(spec, identifier)
+        if spec.replace and catalog.table_exists(identifier):
+            return self._replace_table(statement, spec, database, name)
+        if spec.replace_only:
+            raise TableNotExist(
+                f"REPLACE TABLE {CATALOG_NAME}.{identifier}: the table does not exist "
+                "(CREATE OR REPLACE TABLE creates it)"
+            )
         if spec.query is None:
             catalog.create_table(identifier, spec.schema(), ignore_if_exists=spec.if_not_exists)
             return _empty(self.spark)
@@ -824,10 +832,7 @@ class PaimonSession:
                 return _empty(self.spark)
             raise TableAlreadyExist(f"Table {identifier} already exists")
         source = self._query(statement, spec.query, fragment=query_fragment(tree))
-        nullable = st.StructType(
-            [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
-        )
-        table = catalog.create_table(identifier, spec.schema(from_spark_schema(nullable)))
+        table = catalog.create_table(identifier, spec.schema(_query_fields(source)))
         try:
             table = self._with_dynamic_options(table, database, name, writes=True)
             write_dataframe(table, source, overwrite=False)
@@ -835,6 +840,61 @@ class PaimonSession:
             catalog.drop_table(identifier, ignore_if_not_exists=True)
             raise
         return _empty(self.spark)
+
+    def _replace_table(
+        self, statement: QueryStatement, spec: TableSpec, database: str, name: str
+    ) -> DataFrame:
+        """REPLACE TABLE / CREATE OR REPLACE TABLE [AS SELECT] of an existing Paimon table,
+        as Paimon-Spark does it (`sql_ext.replace`): everything is checked and the query's
+        rows written before the table changes."""
+        tree = statement.tree
+        identifier = f"{database}.{name}"
+        existing = self._load(database, name, writes=True)
+        source = None
+        if spec.query is None:
+            schema = spec.schema()
+        else:
+            source = self._query(statement, spec.query, fragment=query_fragment(tree))
+            schema = spec.schema(_query_fields(source))
+        plan = plan_replace(existing, schema)
+        if plan.in_place:
+            staged = plan.staged()
+            if source is None:
+                replace_in_place(staged)
+            else:
+                staged = self._with_dynamic_options(staged, database, name, writes=True)
+                write_dataframe(
+                    staged, source, fresh=True, before_commit=lambda: replace_in_place(staged)
+                )
+            return _empty(self.spark)
+        if spec.query is not None and self._reads_table(spec.query, (database, name)):
+            raise SqlError(SELF_REFERENCE.format(name=f"{CATALOG_NAME}.{identifier}"))
+        catalog = self._paimon()
+        catalog.drop_table(identifier)
+        table = catalog.create_table(identifier, schema)
+        if source is not None:
+            try:
+                table = self._with_dynamic_options(table, database, name, writes=True)
+                write_dataframe(table, source, overwrite=False)
+            except BaseException:
+                catalog.drop_table(identifier, ignore_if_not_exists=True)
+                raise
+        return _empty(self.spark)
+
+    def _reads_table(self, query: exp.Expr, target: tuple[str, str]) -> bool:
+        """Whether `query` reads the data of the Paimon table `target` (system tables aside)."""
+        for table in table_nodes(query):
+            if not isinstance(table.this, exp.Identifier) or _is_cte(table):
+                continue
+            if "$" in table.name:
+                continue
+            if table.args.get("version") is not None:
+                found: tuple[str, str] | None = (self._paimon_database(table), table.name)
+            else:
+                found = self._resolve(table)
+            if found == target:
+                return True
+        return False
 
     def _create_like(self, spec: TableSpec, identifier: str) -> DataFrame:
         assert spec.like is not None
@@ -883,6 +943,15 @@ def _quiet_query_logs() -> Iterator[None]:
     finally:
         for logger, level in zip(loggers, levels):
             logger.setLevel(level)
+
+
+def _query_fields(source: DataFrame) -> list[Any]:
+    """The Paimon fields of a CTAS / RTAS query's columns: all nullable, as Spark's
+    `query.schema.asNullable` (primary-key columns become NOT NULL in the schema)."""
+    nullable = st.StructType(
+        [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
+    )
+    return from_spark_schema(nullable)
 
 
 def _table(parts: list[str]) -> exp.Table:

@@ -21,6 +21,7 @@ from sqlglot import exp
 from paimon_core.default_value import validate_defaults
 from paimon_core.schema import TableSchema, new_table_schema
 from paimon_core.types import DataField
+from sql_ext.dialect import REPLACE_ONLY
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 PAIMON_PROVIDER = "paimon"
+_CTAS_COLUMNS = (
+    "CREATE TABLE ... AS SELECT takes its columns from the query, not a list: name them in "
+    "the query (SELECT x AS a, ...), as Spark requires"
+)
 _COLUMN_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
 
 
@@ -49,6 +54,10 @@ class TableSpec:
     query: exp.Expr | None = None
     like: exp.Table | None = None
     location: str | None = None
+    replace: bool = False
+    """`CREATE OR REPLACE TABLE` or `REPLACE TABLE` (`sql_ext.replace`)."""
+    replace_only: bool = False
+    """`REPLACE TABLE`: the table must exist."""
     defaults: dict[str, str] = field(default_factory=dict)
     """Column name -> its ``DEFAULT`` expression as Spark's ``CURRENT_DEFAULT`` keeps it (the
     text Paimon-Spark stores in ``DataField.default_value``)."""
@@ -105,10 +114,14 @@ def table_spec(tree: exp.Create) -> TableSpec:
     """Read a ``CREATE TABLE`` tree.
 
     Raises:
-        SqlError: a clause Paimon tables do not support (LOCATION, OR REPLACE, LIKE, ...).
+        SqlError: a clause Paimon tables do not support (a column constraint, a partition
+            transform, ...); LOCATION and LIKE are kept for the session to judge.
     """
-    if tree.args.get("replace"):
-        raise SqlError("CREATE OR REPLACE TABLE is not supported on Paimon tables")
+    replace = bool(tree.args.get("replace"))
+    replace_only = bool(tree.meta.get(REPLACE_ONLY))
+    statement = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
+    if replace and tree.args.get("exists"):
+        raise SqlError(f"{statement} ... IF NOT EXISTS is not allowed: a table is replaced or not")
     schema = tree.this if isinstance(tree.this, exp.Schema) else None
     target = schema.this if schema is not None else tree.this
     if not isinstance(target, exp.Table):
@@ -136,6 +149,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
                     )
             column.set("constraints", kept)
             columns.append(column.sql(dialect="spark"))
+        elif tree.args.get("expression") is not None:
+            raise SqlError(_CTAS_COLUMNS)
         else:
             raise SqlError(f"Unsupported table element: {item.sql(dialect='spark')}")
 
@@ -174,9 +189,11 @@ def table_spec(tree: exp.Create) -> TableSpec:
             )
     query = tree.args.get("expression")
     if query is not None and columns:
-        raise SqlError("CREATE TABLE ... AS SELECT takes its columns from the query, not a list")
+        raise SqlError(_CTAS_COLUMNS)
     if like is not None and (columns or query is not None):
         raise SqlError("CREATE TABLE ... LIKE takes its columns from the source table")
+    if like is not None and replace:
+        raise SqlError(f"{statement} ... LIKE is not supported: Spark has no such statement")
     if query is None and not columns and like is None and location is None:
         raise SqlError("CREATE TABLE needs a column list (or AS SELECT)")
     return TableSpec(
@@ -193,6 +210,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
         query=query,
         like=like,
         location=location,
+        replace=replace,
+        replace_only=replace_only,
     )
 
 

@@ -25,7 +25,7 @@ import importlib
 import pickle
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -141,11 +141,12 @@ class WriteJob:
     staging: str
 
     @classmethod
-    def start(cls, table: FileStoreTable, overwrite: bool) -> WriteJob:
-        """A job on ``table`` continuing from its latest snapshot (checked: can be written)."""
+    def start(cls, table: FileStoreTable, overwrite: bool, fresh: bool = False) -> WriteJob:
+        """A job on ``table`` continuing from its latest snapshot (checked: can be written);
+        ``fresh``: from no snapshot, as into an empty table (a replaced table's new data)."""
         table.new_write(overwrite).close()  # refuses formats and bucket modes it cannot write
         staging = f"{table.path.rstrip('/')}/{STAGING_PREFIX}{uuid.uuid4()}"
-        return cls(table, overwrite, table.latest_snapshot(), staging)
+        return cls(table, overwrite, None if fresh else table.latest_snapshot(), staging)
 
     def write(self, batches: Iterable[pa.RecordBatch]) -> bytes | None:
         """Write one task's rows; the pickled (messages, paths written), None if no rows."""
@@ -232,11 +233,18 @@ def write_dataframe(
     overwrite: Overwrite = False,
     row_kind: int = 0,
     deleted: Iterable[CommitMessage] = (),
+    *,
+    fresh: bool = False,
+    before_commit: Callable[[], object] | None = None,
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
     (3, -D: DELETE's retractions of a primary-key table); ``deleted`` are files removed in
     the same commit (a copy-on-write DELETE's rewritten files; appends only).
+
+    ``fresh`` writes as into an empty table and ``before_commit`` runs once every file is
+    written, just before the commit: a replaced table (``sql_ext.replace``) writes its new
+    rows first, then is truncated and given its new schema, then gets them.
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -245,7 +253,7 @@ def write_dataframe(
             its CHAR/VARCHAR column.
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
-    job = WriteJob.start(table, overwrite is not False)
+    job = WriteJob.start(table, overwrite is not False, fresh)
     conformed = conform(table, df)
     if row_kind:
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
@@ -260,6 +268,12 @@ def write_dataframe(
     except BaseException:
         job.abort()
         raise
+    if before_commit is not None:
+        try:
+            before_commit()
+        except BaseException:
+            job.abort()
+            raise
     return job.commit((row[0] for row in rows), overwrite, deleted)
 
 
