@@ -34,6 +34,7 @@ from sqlglot.tokens import Token
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist, TableNotExist
 from paimon_core.time_travel import travel_table
+from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
@@ -45,6 +46,12 @@ from sql_ext.dialect import SPAN, PaimonSpark, quote_identifier
 from sql_ext.dml import delete, truncate
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
+from sql_ext.global_system_tables import (
+    SYSTEM_DATABASE_ERROR,
+    global_table_columns,
+    global_table_rows,
+    is_system_database,
+)
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
 from sql_ext.metadata.config import (
     CATALOG_NAME,
@@ -52,6 +59,7 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
+from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
@@ -422,11 +430,14 @@ class PaimonSession:
                 return database or self.current_database, name
             return None
         resolved = database or self.current_database
-        if self._table_exists(resolved, name):
-            if not database and self._is_temp_view(name):
+        if is_system_database(resolved):
+            if global_table_columns(name, self.catalog.options) is None:
                 return None
-            return resolved, name
-        return None
+        elif not self._table_exists(resolved, name):
+            return None
+        if not database and self._is_temp_view(name):
+            return None
+        return resolved, name
 
     def _load(
         self, database: str, name: str, *, scoped_as: str | None = None, writes: bool = False
@@ -454,9 +465,9 @@ class PaimonSession:
         catalog, database, name = table.catalog, table.db, table.name
         if catalog and catalog.lower() != CATALOG_NAME:
             return None
-        if "$" in name:
-            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
         resolved = database or self.current_database
+        if "$" in name or is_system_database(resolved):
+            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
         if not catalog and must_exist:
             if not database and self._is_temp_view(name):
                 return None
@@ -560,6 +571,8 @@ class PaimonSession:
         to, so that all references to it in one statement read the same snapshot."""
         database, name = target
         shown = f"{CATALOG_NAME}.{database}.{name}"
+        if is_system_database(database):
+            return self._global_table(shown, name, ref, schema_only), ()
         system = "" if ref.system_table is None else f"${ref.system_table}"
         table = self._load(database, name, scoped_as=name + system)
         if ref.branch is not None:
@@ -591,6 +604,19 @@ class PaimonSession:
         predicate = table_predicate(tree, ref.node, fields)
         df = table_dataframe(self.spark, moved, snapshot, schema_only, columns, predicate)
         return df, (None if columns is None else tuple(columns), repr(predicate))
+
+    def _global_table(self, shown: str, name: str, ref: TableRef, schema_only: bool) -> DataFrame:
+        """`sys.<name>`, a global system table (`sql_ext.global_system_tables`)."""
+        if ref.system_table is not None or ref.branch is not None:
+            raise SqlError(f"{shown}${ref.system_table or ref.branch}: no such table")
+        if ref.version is not None or ref.timestamp is not None:
+            raise SqlError(f"Time travel on {shown} is not supported: it has no snapshots")
+        if schema_only:
+            columns = global_table_columns(name, self.catalog.options) or ()
+            result = ProcedureResult(columns, [])
+        else:
+            result = global_table_rows(self._paimon(), name)
+        return local_dataframe(self.spark, result.rows, result.spark_schema())
 
     def _timestamp_millis(self, value: exp.Expr, text: str) -> int:
         """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in
@@ -697,7 +723,7 @@ class PaimonSession:
         database = self._database_name(target)
         if database is None:
             return self._spark_sql(text)
-        if not self._paimon().database_exists(database):
+        if not is_system_database(database) and not self._paimon().database_exists(database):
             raise DatabaseNotExist(f"Database {database} does not exist")
         self.current_database = database
         return _empty(self.spark)
@@ -706,6 +732,8 @@ class PaimonSession:
         database = self._database_name(tree.this)
         if database is None:
             return self._spark_sql(text)
+        if is_system_database(database):
+            raise SqlError(f"CREATE DATABASE {database}: {SYSTEM_DATABASE_ERROR}")
         self._paimon().create_database(database, ignore_if_exists=bool(tree.args.get("exists")))
         return _empty(self.spark)
 
@@ -714,6 +742,8 @@ class PaimonSession:
         database = self._database_name(target)
         if database is None:
             return self._spark_sql(text)
+        if is_system_database(database):
+            raise SqlError(f"DROP DATABASE {database}: {SYSTEM_DATABASE_ERROR}")
         self._paimon().drop_database(
             database,
             ignore_if_not_exists=bool(tree.args.get("exists")),
@@ -733,6 +763,10 @@ class PaimonSession:
             and not _has_paimon_syntax(table)
         ):
             target = self._resolve(table)
+            if target is not None and is_system_database(target[0]):
+                columns = global_table_columns(target[1], self.catalog.options) or ()
+                result = describe_system_table(tuple((c.name, c.type, c.nullable) for c in columns))
+                return local_dataframe(self.spark, result.rows, result.spark_schema())
             if target is not None:
                 loaded, _ = travel_table(self._load(*target))
                 result = describe_statement(tree, loaded, ".".join(target), text)

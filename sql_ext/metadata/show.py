@@ -1,5 +1,8 @@
 """`SHOW DATABASES / TABLES / CURRENT NAMESPACE` of the Paimon catalog, as plain rows.
 
+`SHOW TABLES IN sys` lists the global system tables (`sql_ext.global_system_tables`), in
+Paimon's order; `sys` is not listed by SHOW DATABASES (Paimon's catalog does not list it).
+
 Shared by the Spark session and the in-process engine, so both answer alike; Spark's own
 `SHOW` forms (other catalogs, `SHOW FUNCTIONS`, ...) are left to Spark (None).
 """
@@ -15,6 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from procedures.base import Column, ProcedureResult
 from sql_ext.dialect import PaimonSpark
+from sql_ext.global_system_tables import global_table_names, is_system_database
 from sql_ext.metadata.config import CATALOG_NAME
 
 if TYPE_CHECKING:
@@ -116,5 +120,9 @@ def show_catalog(
     if len(namespace) > 1:
         return None
     database = namespace[0] if namespace else current_database
-    names = [t for t in catalog().list_tables(database) if matches_pattern(t, pattern)]
+    if is_system_database(database):
+        listed = global_table_names(catalog().options)
+    else:
+        listed = catalog().list_tables(database)
+    names = [t for t in listed if matches_pattern(t, pattern)]
     return ProcedureResult(TABLES, [(database, t, False) for t in names])
