@@ -53,6 +53,7 @@ from sql_ext.global_system_tables import (
     is_system_database,
 )
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
+from sql_ext.max_pt import has_max_pt, max_partition, replace_max_pt
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     WAREHOUSE_CONF,
@@ -299,6 +300,10 @@ class PaimonSession:
         if explained is not None:
             return explained
         statement = parse_statement(text) if parsed is None else parsed
+        if isinstance(statement, QueryStatement) and has_max_pt(statement.tree):
+            statement = parse_statement(
+                replace_max_pt(statement.parsed, statement.tree, CATALOG_NAME, self._max_pt)
+            )
         if isinstance(statement, CallStatement):
             return self._call(statement)
         tree = statement.tree
@@ -387,6 +392,19 @@ class PaimonSession:
         raise SqlParseError(
             f"Cannot read Paimon table {relation}: the statement does not parse ({reason})"
         )
+
+    def _max_pt(self, name: str) -> str:
+        """The value `sys.max_pt('<name>')` stands for (`sql_ext.max_pt`)."""
+        try:
+            node = exp.to_table(name, dialect=PaimonSpark)
+        except Exception:
+            raise SqlError(f"sys.max_pt('{name}'): not a table name") from None
+        if node.catalog and node.catalog.lower() != CATALOG_NAME:
+            raise SqlError(f"sys.max_pt('{name}'): '{node.catalog}' is not a Paimon catalog")
+        database = node.db or self.current_database
+        table = self._load(database, node.name)
+        shown = f"{CATALOG_NAME}.{database}.{node.name}"
+        return max_partition(table, name, shown, self._time_zone())
 
     def _time_zone(self) -> str | None:
         return self.spark.conf.get("spark.sql.session.timeZone", None)

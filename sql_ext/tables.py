@@ -129,26 +129,30 @@ def table_spec(tree: exp.Create) -> TableSpec:
     primary: list[str] = []
     columns: list[str] = []
     defaults: dict[str, str] = {}
+
+    def add_column(item: exp.ColumnDef) -> None:
+        column = item.copy()
+        kept = []
+        for constraint in column.args.get("constraints") or []:
+            if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
+                primary.append(column.name)
+            elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
+                kept.append(constraint)
+            elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
+                defaults[column.name] = constraint.kind.this.sql(dialect="spark")
+            else:
+                raise SqlError(
+                    f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
+                    "supported on Paimon tables"
+                )
+        column.set("constraints", kept)
+        columns.append(column.sql(dialect="spark"))
+
     for item in schema.expressions if schema is not None else []:
         if isinstance(item, exp.PrimaryKey):
             primary.extend(_text(e) for e in item.expressions)
         elif isinstance(item, exp.ColumnDef):
-            column = item.copy()
-            kept = []
-            for constraint in column.args.get("constraints") or []:
-                if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
-                    primary.append(column.name)
-                elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
-                    kept.append(constraint)
-                elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
-                    defaults[column.name] = constraint.kind.this.sql(dialect="spark")
-                else:
-                    raise SqlError(
-                        f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
-                        "supported on Paimon tables"
-                    )
-            column.set("constraints", kept)
-            columns.append(column.sql(dialect="spark"))
+            add_column(item)
         elif tree.args.get("expression") is not None:
             raise SqlError(_CTAS_COLUMNS)
         else:
@@ -166,13 +170,27 @@ def table_spec(tree: exp.Create) -> TableSpec:
         if isinstance(prop, exp.FileFormatProperty) and not prop.args.get("hive_format"):
             provider = _text(prop.this).lower()
         elif isinstance(prop, exp.PartitionedByProperty):
-            for key in prop.this.expressions:
-                if not isinstance(key, (exp.Identifier, exp.Column)):
+            keys = prop.this.expressions
+            typed = [k for k in keys if isinstance(k, exp.ColumnDef)]
+            if typed and len(typed) != len(keys):
+                raise SqlError(
+                    "PARTITIONED BY: give either partition columns with types or the names "
+                    "of declared columns, not both (as Spark requires)"
+                )
+            if typed and tree.args.get("expression") is not None:
+                raise SqlError(
+                    "PARTITIONED BY: partition column types may not be specified in CREATE "
+                    "TABLE ... AS SELECT (as Spark requires): name the query's columns"
+                )
+            for key in keys:
+                if isinstance(key, exp.ColumnDef):  # Spark appends it to the columns
+                    add_column(key)
+                elif not isinstance(key, (exp.Identifier, exp.Column)):
                     raise SqlError(
-                        f"PARTITIONED BY ({key.sql(dialect='spark')}): declare partition "
-                        "columns in the column list and name them in PARTITIONED BY"
+                        f"PARTITIONED BY ({key.sql(dialect='spark')}): only columns (identity "
+                        "partitions) are supported, as in Paimon"
                     )
-                partitions.append(_text(key))
+                partitions.append(_text(key.this if isinstance(key, exp.ColumnDef) else key))
         elif type(prop) is exp.Property or isinstance(prop, exp.OptionsProperty):
             options.update(_properties(prop))
         elif isinstance(prop, exp.SchemaCommentProperty):

@@ -54,13 +54,21 @@ def test_inline_primary_key_and_ctas() -> None:
         ("CREATE TABLE t (a, b) AS SELECT 1, 2", "AS SELECT"),
         ("CREATE TABLE t LIKE s (a INT)", "LIKE"),
         ("CREATE TABLE t (a INT, b INT GENERATED ALWAYS AS (a + 1))", "GENERATED"),
-        ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING)", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING, a)", "PARTITIONED BY"),
+        ("CREATE TABLE t PARTITIONED BY (b STRING) AS SELECT 1 AS b", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT) PARTITIONED BY (years(a))", "identity"),
         ("CREATE TABLE t (a INT) AS SELECT 1 AS a", "AS SELECT"),
     ],
 )
 def test_unsupported_create_clauses(sql: str, message: str) -> None:
     with pytest.raises(SqlError, match=message):
         table_spec(_create(sql))
+
+
+def test_typed_partition_columns_are_appended_as_spark_does() -> None:
+    spec = table_spec(_create("CREATE TABLE t (id INT) PARTITIONED BY (p1 INT, p2 STRING)"))
+    assert spec.columns_ddl == "id INT, p1 INT, p2 STRING"
+    assert spec.partition_keys == ("p1", "p2")
 
 
 def test_replace_forms_are_read() -> None:
