@@ -37,7 +37,7 @@ from pyspark.sql import types as st
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from paimon_core.bucket import assign_buckets
-from paimon_core.exceptions import PaimonError
+from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.types import DataField, to_arrow_type
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
@@ -369,21 +369,20 @@ def source_writer(
     catalog options (``s3.*``) and ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
     Spark's file sources: a Python data source cannot see the session's configuration).
 
+    The table is `db.t` of the warehouse or a table directory, as for reads
+    (`sql_ext.datapath.read.source_table`).
+
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
     """
-    from paimon_core.catalog import FileSystemCatalog
+    from sql_ext.datapath.read import source_table
 
     options = dict(options)
     lower = {k.lower(): v for k, v in options.items()}
-    identifier = lower.get("path") or lower.get("table")
-    warehouse = lower.get("warehouse")
-    if not identifier or not warehouse:
-        raise SqlError(
-            "format('paimon') writes need the table (save('db.t')) and option 'warehouse'"
-        )
-    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
-    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
+    try:
+        table = source_table(options, "write")
+    except InvalidArgument as e:
+        raise SqlError(str(e)) from None
     if table.schema.primary_keys:
         raise SqlError(
             f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
