@@ -60,6 +60,13 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
+from sql_ext.metadata.databases import (
+    DatabaseStatement,
+    check_create,
+    describe_database,
+    paimon_database,
+    parse_database_statement,
+)
 from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
@@ -110,9 +117,13 @@ __all__ = [
     "resolve_warehouse",
 ]
 
+_LOG = logging.getLogger(__name__)
 _EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
-_DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _TOKENIZER = PaimonSpark.Tokenizer
+_NO_VIEWS = (
+    "Paimon's filesystem catalog does not support views (only its Hive, JDBC and REST "
+    "metastores keep them); use CREATE TEMPORARY VIEW"
+)
 _PERMANENT_VIEW = "Permanent views over Paimon tables are not supported: use CREATE TEMPORARY VIEW"
 _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
 _SUBSTITUTE_CONF = "spark.sql.variable.substitute"
@@ -296,6 +307,9 @@ class PaimonSession:
             return self._tag_ddl(text)
         if is_alter(text):
             return self._alter(text)
+        database_statement = parse_database_statement(text)
+        if database_statement is not None:
+            return self._database_statement(database_statement)
         explained = self._explain(text)
         if explained is not None:
             return explained
@@ -319,8 +333,6 @@ class PaimonSession:
             return self._use(tree, text)
         if isinstance(tree, exp.Create):
             kind = str(tree.args.get("kind") or "").upper()
-            if kind in _DATABASE_KINDS:
-                return self._create_database(tree, text)
             if kind == "TABLE":
                 return self._create_table(statement)
             if kind == "VIEW":
@@ -328,15 +340,22 @@ class PaimonSession:
                 temporary = properties is not None and any(
                     isinstance(p, exp.TemporaryProperty) for p in properties.expressions
                 )
+                view = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+                if not temporary and isinstance(view, exp.Table):
+                    self._refuse_paimon_view("CREATE VIEW", view)
                 refusal = None if temporary else _PERMANENT_VIEW
                 return self._query(statement, pin=True, refusal=refusal)
             return self._query(statement)
         if isinstance(tree, exp.Drop):
             kind = str(tree.args.get("kind") or "").upper()
-            if kind in _DATABASE_KINDS:
-                return self._drop_database(tree, text)
             if kind == "TABLE":
                 return self._drop_table(tree, text)
+            if kind == "VIEW":
+                (view,) = tree.args.get("tables") or [tree.this]
+                if isinstance(view, exp.Table) and not (
+                    not view.db and self._is_temp_view(view.name)
+                ):
+                    self._refuse_paimon_view("DROP VIEW", view)
             return self._spark_sql(text)
         if isinstance(tree, exp.Insert):
             return self._insert(statement)
@@ -746,26 +765,51 @@ class PaimonSession:
         self.current_database = database
         return _empty(self.spark)
 
-    def _create_database(self, tree: exp.Create, text: str) -> DataFrame:
-        database = self._database_name(tree.this)
-        if database is None:
-            return self._spark_sql(text)
-        if is_system_database(database):
-            raise SqlError(f"CREATE DATABASE {database}: {SYSTEM_DATABASE_ERROR}")
-        self._paimon().create_database(database, ignore_if_exists=bool(tree.args.get("exists")))
-        return _empty(self.spark)
+    def _refuse_paimon_view(self, statement: str, view: exp.Table) -> None:
+        """A permanent view in the Paimon catalog: Paimon's filesystem catalog has none
+        (`Catalog.createView` / `dropView` are unsupported there), so CREATE VIEW and DROP
+        VIEW of one are refused, as Paimon-Spark refuses them; a temporary view, or a view
+        of another catalog (`spark_catalog.db.v`, `global_temp.v`), stays Spark's."""
+        catalog, database = view.catalog, view.db
+        if catalog and catalog.lower() != CATALOG_NAME:
+            return
+        global_temp = str(self.spark.conf.get("spark.sql.globalTempDatabase", "global_temp"))
+        if not catalog and database and database.lower() == global_temp.lower():
+            return
+        shown = f"{CATALOG_NAME}.{database or self.current_database}.{view.name}"
+        if statement == "DROP VIEW":
+            raise SqlError(
+                f"{statement} {shown}: no temporary view has that name, and Paimon's "
+                "filesystem catalog has no views"
+            )
+        raise SqlError(f"{statement} {shown}: {_NO_VIEWS}")
 
-    def _drop_database(self, tree: exp.Drop, text: str) -> DataFrame:
-        (target,) = tree.args.get("tables") or [tree.this]
-        database = self._database_name(target)
+    def _database_statement(self, statement: DatabaseStatement) -> DataFrame:
+        """CREATE / DROP / DESCRIBE DATABASE of the Paimon catalog as its filesystem catalog
+        does them (`sql_ext.metadata.databases`); of another catalog: Spark's."""
+        database = paimon_database(statement.name)
         if database is None:
-            return self._spark_sql(text)
+            return self._spark_sql(statement.text)
+        catalog = self._paimon()
+        if statement.action == "describe":
+            if not is_system_database(database) and not catalog.database_exists(database):
+                raise DatabaseNotExist(f"Database {database} does not exist")
+            result = describe_database(CATALOG_NAME, database, statement.extended)
+            return local_dataframe(self.spark, result.rows, result.spark_schema())
         if is_system_database(database):
-            raise SqlError(f"DROP DATABASE {database}: {SYSTEM_DATABASE_ERROR}")
-        self._paimon().drop_database(
-            database,
-            ignore_if_not_exists=bool(tree.args.get("exists")),
-            cascade=bool(tree.args.get("cascade")),
+            raise SqlError(f"{statement.shown}: {SYSTEM_DATABASE_ERROR}")
+        if statement.action == "create":
+            check_create(statement)
+            if statement.comment is not None or statement.properties:
+                _LOG.warning(
+                    "%s: Paimon's filesystem catalog keeps no database comment or "
+                    "properties; they are discarded",
+                    statement.shown,
+                )
+            catalog.create_database(database, ignore_if_exists=statement.if_exists)
+            return _empty(self.spark)
+        catalog.drop_database(
+            database, ignore_if_not_exists=statement.if_exists, cascade=statement.cascade
         )
         if database == self.current_database:
             self.current_database = DEFAULT_DATABASE

@@ -37,6 +37,12 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
+from sql_ext.metadata.databases import (
+    DatabaseStatement,
+    describe_database,
+    paimon_database,
+    parse_database_statement,
+)
 from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.query import compile_select
 from sql_ext.metadata.result import NO_RESULT, Rows, ToSpark
@@ -134,6 +140,9 @@ class MetadataEngine:
             return self._tag_ddl(text)
         if is_alter(text):
             return ToSpark()  # read once, by PaimonSession (sql_ext.alter_syntax)
+        database_statement = parse_database_statement(text)
+        if database_statement is not None:
+            return self._database_statement(database_statement)
         statement = parse_statement(text)
         answered = self._answer(statement)
         return ToSpark(statement) if answered is None else answered
@@ -213,6 +222,15 @@ class MetadataEngine:
         if table.catalog and table.catalog.lower() != CATALOG_NAME:
             return None
         return table.db or self.current_database
+
+    def _database_statement(self, statement: DatabaseStatement) -> Rows | ToSpark:
+        """DESCRIBE DATABASE of the Paimon catalog; CREATE / DROP DATABASE go to Spark."""
+        database = paimon_database(statement.name)
+        if statement.action != "describe" or database is None:
+            return ToSpark()
+        if not is_system_database(database) and not self._paimon().database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        return Rows.of(describe_database(CATALOG_NAME, database, statement.extended))
 
     def _describe(self, statement: QueryStatement, tree: exp.Describe) -> Rows | None:
         table = tree.this

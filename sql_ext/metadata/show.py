@@ -28,8 +28,16 @@ if TYPE_CHECKING:
 __all__ = ["like_pattern", "matches_pattern", "show_catalog", "tokenize"]
 
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
+_WORD = re.compile(r"[A-Za-z_]\w*")
 CURRENT_NAMESPACE = (Column("catalog", "STRING", False), Column("namespace", "STRING", False))
 DATABASES = (Column("namespace", "STRING", False),)
+VIEWS = (
+    Column("namespace", "STRING", False),
+    Column("viewName", "STRING", False),
+    Column("isTemporary", "BOOLEAN", False),
+)
+"""SHOW VIEWS of the Paimon catalog lists its views (Paimon-Spark's `ShowPaimonViewsExec`), not
+Spark's temporary views; the filesystem catalog has none, so it is always empty."""
 TABLES = (
     Column("namespace", "STRING", False),
     Column("tableName", "STRING", False),
@@ -37,10 +45,19 @@ TABLES = (
 )
 
 
+def _is_name(token: Token) -> bool:
+    """A name, or a word Spark reads as one there (`default`, `sys`, other keywords)."""
+    if token.token_type in _NAME_TOKENS:
+        return True
+    return token.token_type not in (TokenType.STRING, TokenType.NUMBER) and bool(
+        _WORD.fullmatch(token.text)
+    )
+
+
 def dotted_name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
     """The parts of ``a.b.c`` starting at ``position``, and the position after them."""
     parts: list[str] = []
-    while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
+    while position < len(tokens) and _is_name(tokens[position]):
         parts.append(tokens[position].text)
         position += 1
         if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
@@ -101,7 +118,7 @@ def show_catalog(
     words = [t.text.upper() for t in tokens]
     if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
         return ProcedureResult(CURRENT_NAMESPACE, [(CATALOG_NAME, current_database)])
-    if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
+    if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES", "VIEWS"):
         return None
     position = 1
     namespace: tuple[str, ...] = ()
@@ -110,6 +127,10 @@ def show_catalog(
     pattern, position = like_pattern(tokens, position)
     if position != len(tokens):
         return None
+    if words[0] == "VIEWS":
+        if len(namespace) > 2 or (len(namespace) == 2 and namespace[0].lower() != CATALOG_NAME):
+            return None
+        return ProcedureResult(VIEWS, [])
     if words[0] != "TABLES":
         if namespace and [n.lower() for n in namespace] != [CATALOG_NAME]:
             return None
