@@ -5,9 +5,8 @@
 Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
 NAMESPACE`, `SHOW CREATE TABLE / COLUMNS / PARTITIONS / TBLPROPERTIES / TABLE EXTENDED`,
 `USE`, `DESCRIBE [TABLE] [EXTENDED | FORMATTED]` of a Paimon table, `DESCRIBE [TABLE]` of a
-system table, and the `SELECT`s over
-`$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
-compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
+system table, `DESCRIBE DATABASE`, and the `SELECT`s over `$snapshots`, `$tags`, `$schemas`,
+`$options`, `$branches` and the global `sys` tables that `sql_ext.metadata.query` compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
 session time zone, `spark.paimon.*` dynamic options, the catalog options.
 """
 
