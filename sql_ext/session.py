@@ -118,6 +118,7 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
+_DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 _EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
 _TOKENIZER = PaimonSpark.Tokenizer
 _NO_VIEWS = (
@@ -331,6 +332,10 @@ class PaimonSession:
             return self._spark_sql(text)
         if isinstance(tree, exp.Use):
             return self._use(tree, text)
+        if isinstance(tree, (exp.Create, exp.Drop, exp.Describe)):
+            kind = str(tree.args.get("kind") or "").upper()
+            if kind in _DATABASE_KINDS:  # `parse_database_statement` reads every one it can
+                raise SqlError(f"Cannot read this {tree.key.upper()} {kind} statement")
         if isinstance(tree, exp.Create):
             kind = str(tree.args.get("kind") or "").upper()
             if kind == "TABLE":

@@ -40,7 +40,12 @@ __all__ = [
 ]
 
 _KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
-_HEAD = re.compile(r"\s*(?:CREATE|DROP|DESC|DESCRIBE)\s+(?:DATABASE|SCHEMA|NAMESPACE)\b", re.I)
+_HEAD = re.compile(
+    r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*"  # leading blanks and comments
+    r"(?:CREATE|DROP|DESC|DESCRIBE)(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)+"
+    r"(?:DATABASE|SCHEMA|NAMESPACE)\b",
+    re.I | re.S,
+)
 DESCRIBE_DATABASE = (Column("info_name", "STRING", False), Column("info_value", "STRING"))
 LOCATION_REFUSED = "Cannot specify location for a database when using fileSystem catalog."
 
