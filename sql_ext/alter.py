@@ -80,6 +80,8 @@ def alter_table(
             _rename_table(catalog, f"{database}.{name}", database, statement.rename_to, shown)
         elif statement.partitions:
             _drop_partitions(spark, table, statement, shown)
+        elif statement.add_partitions:
+            _add_partitions(spark, table, statement, shown)
         else:
             sensitive = str(spark.conf.get(_CASE_SENSITIVE, "false")).lower() == "true"
             names = _Names(table.schema.fields, sensitive)
@@ -302,6 +304,34 @@ def parse_type(text: str) -> DataType:
     if len(parsed.fields) != 1:
         raise SqlError(f"Invalid column type {text}")
     return from_spark_type(parsed.fields[0].dataType)
+
+
+def _add_partitions(
+    spark: SparkSession, table: FileStoreTable, statement: AlterTable, shown: str
+) -> None:
+    """ALTER TABLE ... ADD PARTITION: checked as Spark checks it (every partition column
+    named; an existing partition, one with data, is an error without IF NOT EXISTS), then
+    nothing: Paimon's filesystem catalog keeps partitions only as their files
+    (`PaimonPartitionManagement.createPartitions` registers them only in a metastore)."""
+    keys = list(table.schema.partition_keys)
+    if not keys:
+        raise SqlError(f"ALTER TABLE {shown} ADD PARTITION: the table is not partitioned")
+    specs = []
+    for written in statement.add_partitions:
+        if sorted(k.lower() for k in written) != sorted(k.lower() for k in keys):
+            raise SqlError(
+                f"ALTER TABLE {shown} ADD PARTITION: partition spec is invalid, "
+                f"({', '.join(written)}) must name the partition columns ({', '.join(keys)})"
+            )
+        specs.append(static_partition(spark, table, written))
+    snapshot = table.latest_snapshot()
+    scan = table.new_scan()
+    existing = [s for s in specs if snapshot is not None and scan.read_entries(snapshot, s)]
+    if existing and not statement.partitions_if_exists:
+        shown_specs = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in existing)
+        raise SqlError(
+            f"ALTER TABLE {shown} ADD PARTITION: partitions already exist: {shown_specs}"
+        )
 
 
 def _drop_partitions(

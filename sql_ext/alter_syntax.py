@@ -73,6 +73,8 @@ class AlterTable:
     alter: tuple[ColumnChange, ...] = ()
     partitions: tuple[dict[str, exp.Expr], ...] = ()
     partitions_if_exists: bool = False
+    """DROP [IF EXISTS] PARTITION; with ``add_partitions`` it is ADD IF NOT EXISTS."""
+    add_partitions: tuple[dict[str, exp.Expr], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,17 @@ def parse_actions(head: AlterHead, shown: str | None = None) -> AlterTable:
             specs.append(_partition_spec(cur))
         cur.accept("PURGE")
         statement = AlterTable(head.name, partitions=tuple(specs), partitions_if_exists=if_exists)
+    elif cur.peek("ADD", "PARTITION") or cur.peek("ADD", "IF", "NOT", "EXISTS", "PARTITION"):
+        cur.expect("ADD")
+        if_not_exists = cur.accept("IF", "NOT", "EXISTS")
+        specs = []
+        while cur.peek("PARTITION"):
+            specs.append(_partition_spec(cur))
+            if cur.accept("LOCATION"):
+                cur.string("a partition location")
+        statement = AlterTable(
+            head.name, add_partitions=tuple(specs), partitions_if_exists=if_not_exists
+        )
     elif cur.accept("ALTER") or cur.accept("CHANGE"):
         cur.accept("COLUMN")
         changes = [_column_change(cur)]

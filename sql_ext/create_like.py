@@ -7,10 +7,16 @@ properties (`primary-key` and the options) except `path`, `provider`, `location`
 `external` and `is-managed-location`; the statement's TBLPROPERTIES win. LIKE of a non-Paimon
 source or with another provider is not supported.
 
-LOCATION: Paimon's filesystem catalog (`AbstractCatalog.validateCustomTablePath`, only the
-Hive and JDBC metastores allow custom table paths) refuses a table path, so CREATE TABLE ...
-LOCATION is refused with Paimon's message and creates nothing; a table stays at
-`<warehouse>/<db>.db/<name>`.
+LOCATION: Paimon's filesystem catalog (`AbstractCatalog.validateCustomTablePath`, latest
+release: only the Hive and JDBC metastores allow custom table paths) refuses a table path, for
+CREATE TABLE, CTAS and REPLACE alike, and so does this catalog, with Paimon's message and
+creating nothing; a table stays at `<warehouse>/<db>.db/<name>`. The docs' "external table"
+and `CREATE TABLE t LOCATION '/path'` (open an existing table) are Hive-metastore features.
+What Paimon-Spark does offer for a table at any path is its data source, and so does this one:
+`spark.read.format("paimon").load("/path/to/table")` and `df.write.format("paimon").save(...)`
+(`sql_ext.datapath.read.source_table`). SQL has no path syntax for it, in Paimon-Spark either:
+``SELECT * FROM paimon.`/path` `` gets Spark's "Unsupported data source type for direct query
+on files: paimon".
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ def refuse_location(spec: TableSpec, identifier: str) -> None:
         raise SqlError(
             f"Cannot create table {identifier} at LOCATION '{spec.location}': the current "
             "catalog FileSystemCatalog does not support specifying the table path when "
-            "creating a table"
+            "creating a table (Paimon keeps its tables at <warehouse>/<db>.db/<table>; only "
+            "its Hive and JDBC metastores take LOCATION); a Paimon table at a path is read "
+            """with spark.read.format("paimon").load('<path>')"""
         )
 
 

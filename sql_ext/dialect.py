@@ -7,7 +7,9 @@
   string literals, typed literals such as `TIMESTAMP '...'`, `MAP(...)`);
 * `$` inside unquoted names (`t$snapshots`, `db.t$branch_b1$files`), which Spark's lexer splits;
 * every spelling of Spark's time travel clause (`[FOR] VERSION|SYSTEM_VERSION AS OF`,
-  `[FOR] TIMESTAMP|SYSTEM_TIME AS OF`).
+  `[FOR] TIMESTAMP|SYSTEM_TIME AS OF`);
+* Spark's `REPLACE TABLE ...` (a `Create` with `replace` set and `meta[REPLACE_ONLY]`), which
+  sqlglot's Spark dialect does not parse.
 
 It only builds syntax trees: argument values are checked and converted by `sql_ext.parse`.
 Besides sqlglot's positions of names, it records where some constructs end in the text
@@ -30,6 +32,8 @@ END = "paimon_end"
 """`meta` key: offset just past the node's last token."""
 SPAN = "paimon_span"
 """`meta` key: `(start, end)` offsets of the node's text, end exclusive."""
+REPLACE_ONLY = "paimon_replace_only"
+"""`meta` key of a `Create` parsed from `REPLACE TABLE` (not `CREATE OR REPLACE TABLE`)."""
 
 # Suffixes of Spark number literals (`10L`, `1.5BD`); the tokenizer turns them into `::TYPE`.
 NUMBER_SUFFIXES = frozenset(Spark.Tokenizer.NUMERIC_LITERALS)
@@ -107,6 +111,7 @@ class PaimonSpark(Spark):
         STATEMENT_PARSERS = {
             **Spark.Parser.STATEMENT_PARSERS,
             TokenType.EXECUTE: lambda self: self._parse_call(),
+            TokenType.REPLACE: lambda self: self._parse_replace(),
         }
 
         # Spark's temporalClause: FOR? (SYSTEM_VERSION | VERSION) AS OF version
@@ -177,6 +182,16 @@ class PaimonSpark(Spark):
             if node is not None and first is not None and self._prev is not None:
                 node.meta[SPAN] = (first.start, self._prev.end + 1)
             return node
+
+        def _parse_replace(self) -> exp.Expr:
+            """`REPLACE TABLE ...` as sqlglot's CREATE OR REPLACE; anything else is opaque."""
+            start = self._prev
+            if not self._match(TokenType.TABLE, advance=False):
+                return self._parse_as_command(start)
+            create = self._parse_create()
+            if isinstance(create, exp.Create):
+                create.meta[REPLACE_ONLY] = True
+            return create
 
         def _parse_call(self) -> exp.Expr:
             start = self._prev

@@ -16,6 +16,7 @@ table) stay with Spark. CTE names are never tables.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -30,8 +31,9 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
-from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist, TableNotExist
 from paimon_core.operations.time_travel import travel_table
+from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
@@ -44,7 +46,14 @@ from sql_ext.dml import delete, truncate
 from sql_ext.dynamic_options import paimon_confs, table_options, with_dynamic_options
 from sql_ext.errors import Rewrite, SqlError, first_line
 from sql_ext.errors import quiet_query_logs as _quiet_query_logs
+from sql_ext.global_system_tables import (
+    SYSTEM_DATABASE_ERROR,
+    global_table_columns,
+    global_table_rows,
+    is_system_database,
+)
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
+from sql_ext.max_pt import has_max_pt, max_partition, replace_max_pt
 from sql_ext.merge_into import Source, merge_into, source_alias, source_query, using_span
 from sql_ext.merge_schema import Evolution, MergeSchema, align_nested, plan_evolution
 from sql_ext.metadata.config import (
@@ -53,6 +62,14 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
+from sql_ext.metadata.databases import (
+    DatabaseStatement,
+    check_create,
+    describe_database,
+    paimon_database,
+    parse_database_statement,
+)
+from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
@@ -69,6 +86,7 @@ from sql_ext.parse import (
     split_statements,
     table_nodes,
 )
+from sql_ext.replace import SELF_REFERENCE, plan_replace, replace_in_place
 from sql_ext.rowlevel import Target
 from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Spliced, splice
@@ -103,9 +121,14 @@ __all__ = [
     "resolve_warehouse",
 ]
 
-_EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
+_LOG = logging.getLogger(__name__)
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
+_EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
 _TOKENIZER = PaimonSpark.Tokenizer
+_NO_VIEWS = (
+    "Paimon's filesystem catalog does not support views (only its Hive, JDBC and REST "
+    "metastores keep them); use CREATE TEMPORARY VIEW"
+)
 _PERMANENT_VIEW = "Permanent views over Paimon tables are not supported: use CREATE TEMPORARY VIEW"
 _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
 _SUBSTITUTE_CONF = "spark.sql.variable.substitute"
@@ -289,10 +312,17 @@ class PaimonSession:
             return self._tag_ddl(text)
         if is_alter(text):
             return self._alter(text)
+        database_statement = parse_database_statement(text)
+        if database_statement is not None:
+            return self._database_statement(database_statement)
         explained = self._explain(text)
         if explained is not None:
             return explained
         statement = parse_statement(text) if parsed is None else parsed
+        if isinstance(statement, QueryStatement) and has_max_pt(statement.tree):
+            statement = parse_statement(
+                replace_max_pt(statement.parsed, statement.tree, CATALOG_NAME, self._max_pt)
+            )
         if isinstance(statement, CallStatement):
             return self._call(statement)
         tree = statement.tree
@@ -306,10 +336,12 @@ class PaimonSession:
             return self._spark_sql(text)
         if isinstance(tree, exp.Use):
             return self._use(tree, text)
+        if isinstance(tree, (exp.Create, exp.Drop, exp.Describe)):
+            kind = str(tree.args.get("kind") or "").upper()
+            if kind in _DATABASE_KINDS:  # `parse_database_statement` reads every one it can
+                raise SqlError(f"Cannot read this {tree.key.upper()} {kind} statement")
         if isinstance(tree, exp.Create):
             kind = str(tree.args.get("kind") or "").upper()
-            if kind in _DATABASE_KINDS:
-                return self._create_database(tree, text)
             if kind == "TABLE":
                 return self._create_table(statement)
             if kind == "VIEW":
@@ -317,15 +349,22 @@ class PaimonSession:
                 temporary = properties is not None and any(
                     isinstance(p, exp.TemporaryProperty) for p in properties.expressions
                 )
+                view = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+                if not temporary and isinstance(view, exp.Table):
+                    self._refuse_paimon_view("CREATE VIEW", view)
                 refusal = None if temporary else _PERMANENT_VIEW
                 return self._query(statement, pin=True, refusal=refusal)
             return self._query(statement)
         if isinstance(tree, exp.Drop):
             kind = str(tree.args.get("kind") or "").upper()
-            if kind in _DATABASE_KINDS:
-                return self._drop_database(tree, text)
             if kind == "TABLE":
                 return self._drop_table(tree, text)
+            if kind == "VIEW":
+                (view,) = tree.args.get("tables") or [tree.this]
+                if isinstance(view, exp.Table) and not (
+                    not view.db and self._is_temp_view(view.name)
+                ):
+                    self._refuse_paimon_view("DROP VIEW", view)
             return self._spark_sql(text)
         if isinstance(tree, exp.Insert):
             return self._insert(statement)
@@ -382,6 +421,19 @@ class PaimonSession:
             f"Cannot read Paimon table {relation}: the statement does not parse ({reason})"
         )
 
+    def _max_pt(self, name: str) -> str:
+        """The value `sys.max_pt('<name>')` stands for (`sql_ext.max_pt`)."""
+        try:
+            node = exp.to_table(name, dialect=PaimonSpark)
+        except Exception:
+            raise SqlError(f"sys.max_pt('{name}'): not a table name") from None
+        if node.catalog and node.catalog.lower() != CATALOG_NAME:
+            raise SqlError(f"sys.max_pt('{name}'): '{node.catalog}' is not a Paimon catalog")
+        database = node.db or self.current_database
+        table = self._load(database, node.name)
+        shown = f"{CATALOG_NAME}.{database}.{node.name}"
+        return max_partition(table, name, shown, self._time_zone())
+
     def _time_zone(self) -> str | None:
         return self.spark.conf.get("spark.sql.session.timeZone", None)
 
@@ -424,11 +476,14 @@ class PaimonSession:
                 return database or self.current_database, name
             return None
         resolved = database or self.current_database
-        if self._table_exists(resolved, name):
-            if not database and self._is_temp_view(name):
+        if is_system_database(resolved):
+            if global_table_columns(name, self.catalog.options) is None:
                 return None
-            return resolved, name
-        return None
+        elif not self._table_exists(resolved, name):
+            return None
+        if not database and self._is_temp_view(name):
+            return None
+        return resolved, name
 
     def _load(
         self, database: str, name: str, *, scoped_as: str | None = None, writes: bool = False
@@ -456,9 +511,9 @@ class PaimonSession:
         catalog, database, name = table.catalog, table.db, table.name
         if catalog and catalog.lower() != CATALOG_NAME:
             return None
-        if "$" in name:
-            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
         resolved = database or self.current_database
+        if "$" in name or is_system_database(resolved):
+            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
         if not catalog and must_exist:
             if not database and self._is_temp_view(name):
                 return None
@@ -562,6 +617,8 @@ class PaimonSession:
         to, so that all references to it in one statement read the same snapshot."""
         database, name = target
         shown = f"{CATALOG_NAME}.{database}.{name}"
+        if is_system_database(database):
+            return self._global_table(shown, name, ref, schema_only), ()
         system = "" if ref.system_table is None else f"${ref.system_table}"
         table = self._load(database, name, scoped_as=name + system)
         if ref.branch is not None:
@@ -593,6 +650,19 @@ class PaimonSession:
         predicate = table_predicate(tree, ref.node, fields)
         df = table_dataframe(self.spark, moved, snapshot, schema_only, columns, predicate)
         return df, (None if columns is None else tuple(columns), repr(predicate))
+
+    def _global_table(self, shown: str, name: str, ref: TableRef, schema_only: bool) -> DataFrame:
+        """`sys.<name>`, a global system table (`sql_ext.global_system_tables`)."""
+        if ref.system_table is not None or ref.branch is not None:
+            raise SqlError(f"{shown}${ref.system_table or ref.branch}: no such table")
+        if ref.version is not None or ref.timestamp is not None:
+            raise SqlError(f"Time travel on {shown} is not supported: it has no snapshots")
+        if schema_only:
+            columns = global_table_columns(name, self.catalog.options) or ()
+            result = ProcedureResult(columns, [])
+        else:
+            result = global_table_rows(self._paimon(), name)
+        return local_dataframe(self.spark, result.rows, result.spark_schema())
 
     def _timestamp_millis(self, value: exp.Expr, text: str) -> int:
         """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in
@@ -699,27 +769,56 @@ class PaimonSession:
         database = self._database_name(target)
         if database is None:
             return self._spark_sql(text)
-        if not self._paimon().database_exists(database):
+        if not is_system_database(database) and not self._paimon().database_exists(database):
             raise DatabaseNotExist(f"Database {database} does not exist")
         self.current_database = database
         return _empty(self.spark)
 
-    def _create_database(self, tree: exp.Create, text: str) -> DataFrame:
-        database = self._database_name(tree.this)
-        if database is None:
-            return self._spark_sql(text)
-        self._paimon().create_database(database, ignore_if_exists=bool(tree.args.get("exists")))
-        return _empty(self.spark)
+    def _refuse_paimon_view(self, statement: str, view: exp.Table) -> None:
+        """A permanent view in the Paimon catalog: Paimon's filesystem catalog has none
+        (`Catalog.createView` / `dropView` are unsupported there), so CREATE VIEW and DROP
+        VIEW of one are refused, as Paimon-Spark refuses them; a temporary view, or a view
+        of another catalog (`spark_catalog.db.v`, `global_temp.v`), stays Spark's."""
+        catalog, database = view.catalog, view.db
+        if catalog and catalog.lower() != CATALOG_NAME:
+            return
+        global_temp = str(self.spark.conf.get("spark.sql.globalTempDatabase", "global_temp"))
+        if not catalog and database and database.lower() == global_temp.lower():
+            return
+        shown = f"{CATALOG_NAME}.{database or self.current_database}.{view.name}"
+        if statement == "DROP VIEW":
+            raise SqlError(
+                f"{statement} {shown}: no temporary view has that name, and Paimon's "
+                "filesystem catalog has no views"
+            )
+        raise SqlError(f"{statement} {shown}: {_NO_VIEWS}")
 
-    def _drop_database(self, tree: exp.Drop, text: str) -> DataFrame:
-        (target,) = tree.args.get("tables") or [tree.this]
-        database = self._database_name(target)
+    def _database_statement(self, statement: DatabaseStatement) -> DataFrame:
+        """CREATE / DROP / DESCRIBE DATABASE of the Paimon catalog as its filesystem catalog
+        does them (`sql_ext.metadata.databases`); of another catalog: Spark's."""
+        database = paimon_database(statement.name)
         if database is None:
-            return self._spark_sql(text)
-        self._paimon().drop_database(
-            database,
-            ignore_if_not_exists=bool(tree.args.get("exists")),
-            cascade=bool(tree.args.get("cascade")),
+            return self._spark_sql(statement.text)
+        catalog = self._paimon()
+        if statement.action == "describe":
+            if not is_system_database(database) and not catalog.database_exists(database):
+                raise DatabaseNotExist(f"Database {database} does not exist")
+            result = describe_database(CATALOG_NAME, database, statement.extended)
+            return local_dataframe(self.spark, result.rows, result.spark_schema())
+        if is_system_database(database):
+            raise SqlError(f"{statement.shown}: {SYSTEM_DATABASE_ERROR}")
+        if statement.action == "create":
+            check_create(statement)
+            if statement.comment is not None or statement.properties:
+                _LOG.warning(
+                    "%s: Paimon's filesystem catalog keeps no database comment or "
+                    "properties; they are discarded",
+                    statement.shown,
+                )
+            catalog.create_database(database, ignore_if_exists=statement.if_exists)
+            return _empty(self.spark)
+        catalog.drop_database(
+            database, ignore_if_not_exists=statement.if_exists, cascade=statement.cascade
         )
         if database == self.current_database:
             self.current_database = DEFAULT_DATABASE
@@ -735,6 +834,10 @@ class PaimonSession:
             and not _has_paimon_syntax(table)
         ):
             target = self._resolve(table)
+            if target is not None and is_system_database(target[0]):
+                columns = global_table_columns(target[1], self.catalog.options) or ()
+                result = describe_system_table(tuple((c.name, c.type, c.nullable) for c in columns))
+                return local_dataframe(self.spark, result.rows, result.spark_schema())
             if target is not None:
                 loaded, _ = travel_table(self._load(*target))
                 result = describe_statement(tree, loaded, ".".join(target), text)
@@ -856,6 +959,13 @@ class PaimonSession:
             raise DatabaseNotExist(f"Database {database} does not exist")
         if spec.like is not None:
             return self._create_like(spec, identifier)
+        if spec.replace and catalog.table_exists(identifier):
+            return self._replace_table(statement, spec, database, name)
+        if spec.replace_only:
+            raise TableNotExist(
+                f"REPLACE TABLE {CATALOG_NAME}.{identifier}: the table does not exist "
+                "(CREATE OR REPLACE TABLE creates it)"
+            )
         if spec.query is None:
             catalog.create_table(identifier, spec.schema(), ignore_if_exists=spec.if_not_exists)
             return _empty(self.spark)
@@ -864,10 +974,7 @@ class PaimonSession:
                 return _empty(self.spark)
             raise TableAlreadyExist(f"Table {identifier} already exists")
         source = self._query(statement, spec.query, fragment=query_fragment(tree))
-        nullable = st.StructType(
-            [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
-        )
-        table = catalog.create_table(identifier, spec.schema(from_spark_schema(nullable)))
+        table = catalog.create_table(identifier, spec.schema(_query_fields(source)))
         try:
             table = self._with_dynamic_options(table, database, name, writes=True)
             write_dataframe(table, source, overwrite=False)
@@ -875,6 +982,61 @@ class PaimonSession:
             catalog.drop_table(identifier, ignore_if_not_exists=True)
             raise
         return _empty(self.spark)
+
+    def _replace_table(
+        self, statement: QueryStatement, spec: TableSpec, database: str, name: str
+    ) -> DataFrame:
+        """REPLACE TABLE / CREATE OR REPLACE TABLE [AS SELECT] of an existing Paimon table,
+        as Paimon-Spark does it (`sql_ext.replace`): everything is checked and the query's
+        rows written before the table changes."""
+        tree = statement.tree
+        identifier = f"{database}.{name}"
+        existing = self._load(database, name, writes=True)
+        source = None
+        if spec.query is None:
+            schema = spec.schema()
+        else:
+            source = self._query(statement, spec.query, fragment=query_fragment(tree))
+            schema = spec.schema(_query_fields(source))
+        plan = plan_replace(existing, schema)
+        if plan.in_place:
+            staged = plan.staged()
+            if source is None:
+                replace_in_place(staged)
+            else:
+                staged = self._with_dynamic_options(staged, database, name, writes=True)
+                write_dataframe(
+                    staged, source, fresh=True, before_commit=lambda: replace_in_place(staged)
+                )
+            return _empty(self.spark)
+        if spec.query is not None and self._reads_table(spec.query, (database, name)):
+            raise SqlError(SELF_REFERENCE.format(name=f"{CATALOG_NAME}.{identifier}"))
+        catalog = self._paimon()
+        catalog.drop_table(identifier)
+        table = catalog.create_table(identifier, schema)
+        if source is not None:
+            try:
+                table = self._with_dynamic_options(table, database, name, writes=True)
+                write_dataframe(table, source, overwrite=False)
+            except BaseException:
+                catalog.drop_table(identifier, ignore_if_not_exists=True)
+                raise
+        return _empty(self.spark)
+
+    def _reads_table(self, query: exp.Expr, target: tuple[str, str]) -> bool:
+        """Whether `query` reads the data of the Paimon table `target` (system tables aside)."""
+        for table in table_nodes(query):
+            if not isinstance(table.this, exp.Identifier) or _is_cte(table):
+                continue
+            if "$" in table.name:
+                continue
+            if table.args.get("version") is not None:
+                found: tuple[str, str] | None = (self._paimon_database(table), table.name)
+            else:
+                found = self._resolve(table)
+            if found == target:
+                return True
+        return False
 
     def _create_like(self, spec: TableSpec, identifier: str) -> DataFrame:
         assert spec.like is not None
@@ -927,6 +1089,15 @@ class PaimonSession:
                 overwrite = static_partition(self.spark, table, spec.static)
         write_dataframe(table, rows, overwrite)
         return _empty(self.spark)
+
+
+def _query_fields(source: DataFrame) -> list[Any]:
+    """The Paimon fields of a CTAS / RTAS query's columns: all nullable, as Spark's
+    `query.schema.asNullable` (primary-key columns become NOT NULL in the schema)."""
+    nullable = st.StructType(
+        [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
+    )
+    return from_spark_schema(nullable)
 
 
 def _table(parts: list[str]) -> exp.Table:

@@ -21,6 +21,7 @@ from sqlglot import exp
 from paimon_core.format.default_value import validate_defaults
 from paimon_core.format.schema import TableSchema, new_table_schema
 from paimon_core.format.types import DataField
+from sql_ext.dialect import REPLACE_ONLY
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 PAIMON_PROVIDER = "paimon"
+_CTAS_COLUMNS = (
+    "CREATE TABLE ... AS SELECT takes its columns from the query, not a list: name them in "
+    "the query (SELECT x AS a, ...), as Spark requires"
+)
 _COLUMN_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
 
 
@@ -49,6 +54,10 @@ class TableSpec:
     query: exp.Expr | None = None
     like: exp.Table | None = None
     location: str | None = None
+    replace: bool = False
+    """`CREATE OR REPLACE TABLE` or `REPLACE TABLE` (`sql_ext.replace`)."""
+    replace_only: bool = False
+    """`REPLACE TABLE`: the table must exist."""
     defaults: dict[str, str] = field(default_factory=dict)
     """Column name -> its ``DEFAULT`` expression as Spark's ``CURRENT_DEFAULT`` keeps it (the
     text Paimon-Spark stores in ``DataField.default_value``)."""
@@ -105,10 +114,14 @@ def table_spec(tree: exp.Create) -> TableSpec:
     """Read a ``CREATE TABLE`` tree.
 
     Raises:
-        SqlError: a clause Paimon tables do not support (LOCATION, OR REPLACE, LIKE, ...).
+        SqlError: a clause Paimon tables do not support (a column constraint, a partition
+            transform, ...); LOCATION and LIKE are kept for the session to judge.
     """
-    if tree.args.get("replace"):
-        raise SqlError("CREATE OR REPLACE TABLE is not supported on Paimon tables")
+    replace = bool(tree.args.get("replace"))
+    replace_only = bool(tree.meta.get(REPLACE_ONLY))
+    statement = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
+    if replace and tree.args.get("exists"):
+        raise SqlError(f"{statement} ... IF NOT EXISTS is not allowed: a table is replaced or not")
     schema = tree.this if isinstance(tree.this, exp.Schema) else None
     target = schema.this if schema is not None else tree.this
     if not isinstance(target, exp.Table):
@@ -116,26 +129,32 @@ def table_spec(tree: exp.Create) -> TableSpec:
     primary: list[str] = []
     columns: list[str] = []
     defaults: dict[str, str] = {}
+
+    def add_column(item: exp.ColumnDef) -> None:
+        column = item.copy()
+        kept = []
+        for constraint in column.args.get("constraints") or []:
+            if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
+                primary.append(column.name)
+            elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
+                kept.append(constraint)
+            elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
+                defaults[column.name] = constraint.kind.this.sql(dialect="spark")
+            else:
+                raise SqlError(
+                    f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
+                    "supported on Paimon tables"
+                )
+        column.set("constraints", kept)
+        columns.append(column.sql(dialect="spark"))
+
     for item in schema.expressions if schema is not None else []:
         if isinstance(item, exp.PrimaryKey):
             primary.extend(_text(e) for e in item.expressions)
         elif isinstance(item, exp.ColumnDef):
-            column = item.copy()
-            kept = []
-            for constraint in column.args.get("constraints") or []:
-                if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
-                    primary.append(column.name)
-                elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
-                    kept.append(constraint)
-                elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
-                    defaults[column.name] = constraint.kind.this.sql(dialect="spark")
-                else:
-                    raise SqlError(
-                        f"Column {column.name}: {constraint.sql(dialect='spark')} is not "
-                        "supported on Paimon tables"
-                    )
-            column.set("constraints", kept)
-            columns.append(column.sql(dialect="spark"))
+            add_column(item)
+        elif tree.args.get("expression") is not None:
+            raise SqlError(_CTAS_COLUMNS)
         else:
             raise SqlError(f"Unsupported table element: {item.sql(dialect='spark')}")
 
@@ -151,13 +170,27 @@ def table_spec(tree: exp.Create) -> TableSpec:
         if isinstance(prop, exp.FileFormatProperty) and not prop.args.get("hive_format"):
             provider = _text(prop.this).lower()
         elif isinstance(prop, exp.PartitionedByProperty):
-            for key in prop.this.expressions:
-                if not isinstance(key, (exp.Identifier, exp.Column)):
+            keys = prop.this.expressions
+            typed = [k for k in keys if isinstance(k, exp.ColumnDef)]
+            if typed and len(typed) != len(keys):
+                raise SqlError(
+                    "PARTITIONED BY: give either partition columns with types or the names "
+                    "of declared columns, not both (as Spark requires)"
+                )
+            if typed and tree.args.get("expression") is not None:
+                raise SqlError(
+                    "PARTITIONED BY: partition column types may not be specified in CREATE "
+                    "TABLE ... AS SELECT (as Spark requires): name the query's columns"
+                )
+            for key in keys:
+                if isinstance(key, exp.ColumnDef):  # Spark appends it to the columns
+                    add_column(key)
+                elif not isinstance(key, (exp.Identifier, exp.Column)):
                     raise SqlError(
-                        f"PARTITIONED BY ({key.sql(dialect='spark')}): declare partition "
-                        "columns in the column list and name them in PARTITIONED BY"
+                        f"PARTITIONED BY ({key.sql(dialect='spark')}): only columns (identity "
+                        "partitions) are supported, as in Paimon"
                     )
-                partitions.append(_text(key))
+                partitions.append(_text(key.this if isinstance(key, exp.ColumnDef) else key))
         elif type(prop) is exp.Property or isinstance(prop, exp.OptionsProperty):
             options.update(_properties(prop))
         elif isinstance(prop, exp.SchemaCommentProperty):
@@ -174,9 +207,11 @@ def table_spec(tree: exp.Create) -> TableSpec:
             )
     query = tree.args.get("expression")
     if query is not None and columns:
-        raise SqlError("CREATE TABLE ... AS SELECT takes its columns from the query, not a list")
+        raise SqlError(_CTAS_COLUMNS)
     if like is not None and (columns or query is not None):
         raise SqlError("CREATE TABLE ... LIKE takes its columns from the source table")
+    if like is not None and replace:
+        raise SqlError(f"{statement} ... LIKE is not supported: Spark has no such statement")
     if query is None and not columns and like is None and location is None:
         raise SqlError("CREATE TABLE needs a column list (or AS SELECT)")
     return TableSpec(
@@ -193,6 +228,8 @@ def table_spec(tree: exp.Create) -> TableSpec:
         query=query,
         like=like,
         location=location,
+        replace=replace,
+        replace_only=replace_only,
     )
 
 

@@ -232,17 +232,54 @@ def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceR
     return PaimonReader(plan_read(table, snapshot))
 
 
-def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
-    from paimon_core.catalog import FileSystemCatalog
+def is_table_path(name: str) -> bool:
+    """Whether `format("paimon")`'s `path` is a table directory (`/wh/db.db/t`,
+    `s3://bucket/wh/db.db/t`, `file:/...`) rather than a `db.t` of the warehouse."""
+    return "/" in name or ":" in name
 
-    name = options.get("path")
-    warehouse = options.get(WAREHOUSE_OPTION)
-    if not name:
-        raise InvalidArgument('format("paimon") needs the table: load("db.t")')
-    if not warehouse:
-        raise InvalidArgument(f'format("paimon") needs the option "warehouse" to read {name}')
+
+def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreTable:
+    """The table `format("paimon")` names (`load(...)` / `save(...)`, else option `table`).
+
+    A table directory is opened as Paimon's `SparkSource` opens it
+    (`FileStoreTableFactory.create`: the latest schema found there, wherever it is); `db.t`
+    is a table of the catalog at option `warehouse`. The `s3.*` options configure the
+    file system either way.
+
+    Raises:
+        InvalidArgument: no table named, or `db.t` without a warehouse.
+        TableNotExist: no Paimon table there.
+    """
+    from paimon_core.catalog import FileSystemCatalog
+    from paimon_core.exceptions import TableNotExist
+    from paimon_core.format.schema import SchemaManager
+    from paimon_core.io.fileio import get_file_io
+    from paimon_core.table import FileStoreTable
+
+    lower = {k.lower(): v for k, v in options.items()}
+    name = lower.get("path") or lower.get("table")
     catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
-    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(name)
+    if not name:
+        raise InvalidArgument(
+            f'format("paimon") needs the table to {action}: "db.t" or a table\'s path'
+        )
+    if is_table_path(name):
+        path = name.rstrip("/")
+        file_io = get_file_io(path, catalog_options)
+        schema = SchemaManager(file_io, path).latest()
+        if schema is None:
+            raise TableNotExist(
+                f"Schema file not found in location {path}. Please create table first."
+            )
+        return FileStoreTable(file_io, path, schema, path)
+    warehouse = lower.get(WAREHOUSE_OPTION)
+    if not warehouse:
+        raise InvalidArgument(f'format("paimon") needs the option "warehouse" to {action} {name}')
+    return FileSystemCatalog(warehouse, options=catalog_options).get_table(name)
+
+
+def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
+    table = source_table(options)
     travel = {k: v for k, v in options.items() if k in TRAVEL_OPTIONS}
     if travel:
         table = table.copy(travel)

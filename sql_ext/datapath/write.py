@@ -25,7 +25,7 @@ import importlib
 import pickle
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from paimon_core.exceptions import PaimonError
+from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
 from sql_ext.dialect import quote_identifier
@@ -145,11 +145,12 @@ class WriteJob:
     staging: str
 
     @classmethod
-    def start(cls, table: FileStoreTable, overwrite: bool) -> WriteJob:
-        """A job on ``table`` continuing from its latest snapshot (checked: can be written)."""
+    def start(cls, table: FileStoreTable, overwrite: bool, fresh: bool = False) -> WriteJob:
+        """A job on ``table`` continuing from its latest snapshot (checked: can be written);
+        ``fresh``: from no snapshot, as into an empty table (a replaced table's new data)."""
         table.new_write(overwrite).close()  # refuses formats and bucket modes it cannot write
         staging = f"{table.path.rstrip('/')}/{STAGING_PREFIX}{uuid.uuid4()}"
-        return cls(table, overwrite, table.latest_snapshot(), staging)
+        return cls(table, overwrite, None if fresh else table.latest_snapshot(), staging)
 
     def write(self, batches: Iterable[pa.RecordBatch]) -> bytes | None:
         """Write one task's rows; the pickled (messages, paths written), None if no rows."""
@@ -236,12 +237,19 @@ def write_dataframe(
     overwrite: Overwrite = False,
     row_kind: int = 0,
     deleted: Iterable[CommitMessage] = (),
+    *,
+    fresh: bool = False,
+    before_commit: Callable[[], object] | None = None,
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
     (3, -D: DELETE's retractions of a primary-key table), unless ``df`` has its own
     ``ROW_KIND_COLUMN``; ``deleted`` are files removed in the same commit (the rewritten files
     of a copy-on-write DELETE, UPDATE or MERGE; appends only).
+
+    ``fresh`` writes as into an empty table and ``before_commit`` runs once every file is
+    written, just before the commit: a replaced table (``sql_ext.replace``) writes its new
+    rows first, then is truncated and given its new schema, then gets them.
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -250,7 +258,7 @@ def write_dataframe(
             its CHAR/VARCHAR column.
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
-    job = WriteJob.start(table, overwrite is not False)
+    job = WriteJob.start(table, overwrite is not False, fresh)
     conformed = conform(table, df)
     if row_kind:
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
@@ -265,6 +273,12 @@ def write_dataframe(
     except BaseException:
         job.abort()
         raise
+    if before_commit is not None:
+        try:
+            before_commit()
+        except BaseException:
+            job.abort()
+            raise
     return job.commit((row[0] for row in rows), overwrite, deleted)
 
 
@@ -374,21 +388,20 @@ def source_writer(
     ``write.merge-schema`` (or ``mergeSchema``; ``sql_ext.merge_schema``): the DataFrame's
     new columns are added to the table first, its missing ones written as NULL.
 
+    The table is `db.t` of the warehouse or a table directory, as for reads
+    (`sql_ext.datapath.read.source_table`).
+
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
     """
-    from paimon_core.catalog import FileSystemCatalog
+    from sql_ext.datapath.read import source_table
 
     options = dict(options)
     lower = {k.lower(): v for k, v in options.items()}
-    identifier = lower.get("path") or lower.get("table")
-    warehouse = lower.get("warehouse")
-    if not identifier or not warehouse:
-        raise SqlError(
-            "format('paimon') writes need the table (save('db.t')) and option 'warehouse'"
-        )
-    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
-    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
+    try:
+        table = source_table(options, "write")
+    except InvalidArgument as e:
+        raise SqlError(str(e)) from None
     if table.schema.primary_keys:
         raise SqlError(
             f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
@@ -399,7 +412,7 @@ def source_writer(
     evolution = plan_evolution(table, schema, MergeSchema.of(options, dataframe=True), False)
     if evolution.changes:
         evolution.commit()
-        table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
+        table = source_table(options, "write")
     mode = lower.get("partitionoverwritemode", "static").lower()
     if mode not in ("static", "dynamic"):
         raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")

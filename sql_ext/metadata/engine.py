@@ -5,9 +5,8 @@
 Answered here: `CALL sys.*`, tag DDL and `SHOW TAGS`, `SHOW DATABASES / TABLES / CURRENT
 NAMESPACE`, `SHOW CREATE TABLE / COLUMNS / PARTITIONS / TBLPROPERTIES / TABLE EXTENDED`,
 `USE`, `DESCRIBE [TABLE] [EXTENDED | FORMATTED]` of a Paimon table, `DESCRIBE [TABLE]` of a
-system table, and the `SELECT`s over
-`$snapshots`, `$tags`, `$schemas`, `$options`, `$branches` that `sql_ext.metadata.query`
-compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
+system table, `DESCRIBE DATABASE`, and the `SELECT`s over `$snapshots`, `$tags`, `$schemas`,
+`$options`, `$branches` and the global `sys` tables that `sql_ext.metadata.query` compiles. Settings are the ones Spark would start with (`sql_ext.metadata.config`): the
 session time zone, `spark.paimon.*` dynamic options, the catalog options.
 """
 
@@ -23,14 +22,25 @@ from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
 from paimon_core.exceptions import DatabaseNotExist
 from paimon_core.operations.time_travel import travel_table
 from procedures import ProcedureResult, call_procedure
-from procedures.base import CallContext
+from procedures.base import CallContext, Column
 from sql_ext.alter_syntax import is_alter
 from sql_ext.dynamic_options import PREFIX, with_dynamic_options
 from sql_ext.errors import SqlError
+from sql_ext.global_system_tables import (
+    global_table_columns,
+    global_table_rows,
+    is_system_database,
+)
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     resolve_catalog_options,
     resolve_warehouse,
+)
+from sql_ext.metadata.databases import (
+    DatabaseStatement,
+    describe_database,
+    paimon_database,
+    parse_database_statement,
 )
 from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.query import compile_select
@@ -129,6 +139,9 @@ class MetadataEngine:
             return self._tag_ddl(text)
         if is_alter(text):
             return ToSpark()  # read once, by PaimonSession (sql_ext.alter_syntax)
+        database_statement = parse_database_statement(text)
+        if database_statement is not None:
+            return self._database_statement(database_statement)
         statement = parse_statement(text)
         answered = self._answer(statement)
         return ToSpark(statement) if answered is None else answered
@@ -198,7 +211,7 @@ class MetadataEngine:
             return None  # Spark's error for nested namespaces
         if target.db and target.db.lower() != CATALOG_NAME:
             return None
-        if not self._paimon().database_exists(target.name):
+        if not is_system_database(target.name) and not self._paimon().database_exists(target.name):
             raise DatabaseNotExist(f"Database {target.name} does not exist")
         self.current_database = target.name
         return NO_RESULT
@@ -208,6 +221,15 @@ class MetadataEngine:
         if table.catalog and table.catalog.lower() != CATALOG_NAME:
             return None
         return table.db or self.current_database
+
+    def _database_statement(self, statement: DatabaseStatement) -> Rows | ToSpark:
+        """DESCRIBE DATABASE of the Paimon catalog; CREATE / DROP DATABASE go to Spark."""
+        database = paimon_database(statement.name)
+        if statement.action != "describe" or database is None:
+            return ToSpark()
+        if not is_system_database(database) and not self._paimon().database_exists(database):
+            raise DatabaseNotExist(f"Database {database} does not exist")
+        return Rows.of(describe_database(CATALOG_NAME, database, statement.extended))
 
     def _describe(self, statement: QueryStatement, tree: exp.Describe) -> Rows | None:
         table = tree.this
@@ -231,6 +253,11 @@ class MetadataEngine:
                 return None
             self._load(database, ref.table, f"{ref.table}${ref.system_table}")
             return Rows.of(describe_system_table(columns))
+        if is_system_database(database):
+            global_columns = global_table_columns(table.name, self.catalog.options)
+            if global_columns is None:
+                return None
+            return Rows.of(describe_system_table(_triples(global_columns)))
         if not self._exists(database, table.name):
             return None
         moved, _ = travel_table(self._load(database, table.name, table.name))
@@ -257,6 +284,8 @@ class MetadataEngine:
             return None
         nodes = list(table_nodes(tree))
         refs = statement.paimon_tables
+        if len(nodes) == 1 and not refs:
+            return self._select_global(tree, nodes[0])
         if len(nodes) != 1 or len(refs) != 1 or refs[0].node is not nodes[0]:
             return None
         ref = refs[0]
@@ -275,3 +304,21 @@ class MetadataEngine:
         table = self._load(database, ref.table, f"{ref.table}${ref.system_table}")
         rows = system_table_rows(table, system, snapshot_id=None, time_zone=self._time_zone)
         return Rows(list(compiled.columns), compiled.rows(rows))
+
+    def _select_global(self, tree: exp.Select, node: exp.Table) -> Rows | None:
+        """A SELECT over one global system table (`sys.tables`, ...)."""
+        database = self._database(node)
+        if not is_system_database(database) or not isinstance(node.this, exp.Identifier):
+            return None
+        columns = global_table_columns(node.name, self.catalog.options)
+        if columns is None:
+            return None
+        compiled = compile_select(tree, _triples(columns), node)
+        if compiled is None:
+            return None
+        result = global_table_rows(self._paimon(), node.name)
+        return Rows(list(compiled.columns), compiled.rows(result.rows))
+
+
+def _triples(columns: tuple[Column, ...]) -> tuple[tuple[str, str, bool], ...]:
+    return tuple((c.name, c.type, c.nullable) for c in columns)

@@ -1,5 +1,8 @@
 """`SHOW DATABASES / TABLES / CURRENT NAMESPACE` of the Paimon catalog, as plain rows.
 
+`SHOW TABLES IN sys` lists the global system tables (`sql_ext.global_system_tables`), in
+Paimon's order; `sys` is not listed by SHOW DATABASES (Paimon's catalog does not list it).
+
 Shared by the Spark session and the in-process engine, so both answer alike; Spark's own
 `SHOW` forms (other catalogs, `SHOW FUNCTIONS`, ...) are left to Spark (None).
 """
@@ -15,6 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from procedures.base import Column, ProcedureResult
 from sql_ext.dialect import PaimonSpark
+from sql_ext.global_system_tables import global_table_names, is_system_database
 from sql_ext.metadata.config import CATALOG_NAME
 
 if TYPE_CHECKING:
@@ -24,8 +28,16 @@ if TYPE_CHECKING:
 __all__ = ["like_pattern", "matches_pattern", "show_catalog", "tokenize"]
 
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
+_WORD = re.compile(r"[A-Za-z_]\w*")
 CURRENT_NAMESPACE = (Column("catalog", "STRING", False), Column("namespace", "STRING", False))
 DATABASES = (Column("namespace", "STRING", False),)
+VIEWS = (
+    Column("namespace", "STRING", False),
+    Column("viewName", "STRING", False),
+    Column("isTemporary", "BOOLEAN", False),
+)
+"""SHOW VIEWS of the Paimon catalog lists its views (Paimon-Spark's `ShowPaimonViewsExec`), not
+Spark's temporary views; the filesystem catalog has none, so it is always empty."""
 TABLES = (
     Column("namespace", "STRING", False),
     Column("tableName", "STRING", False),
@@ -33,10 +45,19 @@ TABLES = (
 )
 
 
+def _is_name(token: Token) -> bool:
+    """A name, or a word Spark reads as one there (`default`, `sys`, other keywords)."""
+    if token.token_type in _NAME_TOKENS:
+        return True
+    return token.token_type not in (TokenType.STRING, TokenType.NUMBER) and bool(
+        _WORD.fullmatch(token.text)
+    )
+
+
 def dotted_name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
     """The parts of ``a.b.c`` starting at ``position``, and the position after them."""
     parts: list[str] = []
-    while position < len(tokens) and tokens[position].token_type in _NAME_TOKENS:
+    while position < len(tokens) and _is_name(tokens[position]):
         parts.append(tokens[position].text)
         position += 1
         if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
@@ -97,7 +118,7 @@ def show_catalog(
     words = [t.text.upper() for t in tokens]
     if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
         return ProcedureResult(CURRENT_NAMESPACE, [(CATALOG_NAME, current_database)])
-    if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES"):
+    if not words or words[0] not in ("DATABASES", "SCHEMAS", "NAMESPACES", "TABLES", "VIEWS"):
         return None
     position = 1
     namespace: tuple[str, ...] = ()
@@ -106,6 +127,10 @@ def show_catalog(
     pattern, position = like_pattern(tokens, position)
     if position != len(tokens):
         return None
+    if words[0] == "VIEWS":
+        if len(namespace) > 2 or (len(namespace) == 2 and namespace[0].lower() != CATALOG_NAME):
+            return None
+        return ProcedureResult(VIEWS, [])
     if words[0] != "TABLES":
         if namespace and [n.lower() for n in namespace] != [CATALOG_NAME]:
             return None
@@ -116,5 +141,9 @@ def show_catalog(
     if len(namespace) > 1:
         return None
     database = namespace[0] if namespace else current_database
-    names = [t for t in catalog().list_tables(database) if matches_pattern(t, pattern)]
+    if is_system_database(database):
+        listed = global_table_names(catalog().options)
+    else:
+        listed = catalog().list_tables(database)
+    names = [t for t in listed if matches_pattern(t, pattern)]
     return ProcedureResult(TABLES, [(database, t, False) for t in names])

@@ -246,7 +246,7 @@ REFUSED = [
         "... REPLACE COLUMNS is not supported on Paimon table paimon.db.t",
     ),
     ("ALTER TABLE db.t SET LOCATION '/tmp/x'", "SET LOCATION is not supported"),
-    ("ALTER TABLE db.t ADD PARTITION (dt = 'z')", "ADD PARTITION is not supported"),
+    ("ALTER TABLE db.t ADD PARTITION (dt = 'x')", "partitions already exist: dt=x"),
     ("ALTER TABLE db.t RENAME TO a.b.c.d", "invalid table name a.b.c.d"),
     ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT 'abc'", "Unsupported default value `'abc'`"),
     ("ALTER TABLE db.t ALTER COLUMN id SET DEFAULT", "expected a default value"),

@@ -49,16 +49,34 @@ def test_inline_primary_key_and_ctas() -> None:
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("CREATE OR REPLACE TABLE t (a INT)", "OR REPLACE"),
+        ("CREATE OR REPLACE TABLE IF NOT EXISTS t (a INT)", "IF NOT EXISTS"),
+        ("REPLACE TABLE t LIKE s", "LIKE"),
+        ("CREATE TABLE t (a, b) AS SELECT 1, 2", "AS SELECT"),
         ("CREATE TABLE t LIKE s (a INT)", "LIKE"),
         ("CREATE TABLE t (a INT, b INT GENERATED ALWAYS AS (a + 1))", "GENERATED"),
-        ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING)", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT) PARTITIONED BY (b STRING, a)", "PARTITIONED BY"),
+        ("CREATE TABLE t PARTITIONED BY (b STRING) AS SELECT 1 AS b", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT) PARTITIONED BY (years(a))", "identity"),
         ("CREATE TABLE t (a INT) AS SELECT 1 AS a", "AS SELECT"),
     ],
 )
 def test_unsupported_create_clauses(sql: str, message: str) -> None:
     with pytest.raises(SqlError, match=message):
         table_spec(_create(sql))
+
+
+def test_typed_partition_columns_are_appended_as_spark_does() -> None:
+    spec = table_spec(_create("CREATE TABLE t (id INT) PARTITIONED BY (p1 INT, p2 STRING)"))
+    assert spec.columns_ddl == "id INT, p1 INT, p2 STRING"
+    assert spec.partition_keys == ("p1", "p2")
+
+
+def test_replace_forms_are_read() -> None:
+    replace = table_spec(_create("REPLACE TABLE db.t (a INT) TBLPROPERTIES ('bucket' = '2')"))
+    assert replace.replace and replace.replace_only and replace.columns_ddl == "a INT"
+    create_or_replace = table_spec(_create("CREATE OR REPLACE TABLE t AS SELECT 1 AS a"))
+    assert create_or_replace.replace and not create_or_replace.replace_only
+    assert create_or_replace.query is not None
 
 
 def test_like_and_location_are_kept_for_the_session() -> None:

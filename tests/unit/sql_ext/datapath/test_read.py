@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -383,3 +384,21 @@ def test_reads_on_a_local_cluster(session: PaimonSession, tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "[Row(p=1, count(1)=2, sum(x)=5.0), Row(p=2, count(1)=2, sum(x)=52.0), " in done.stdout
+
+
+def test_dataframe_api_opens_a_table_by_its_path(
+    spark: SparkSession, session: PaimonSession, tmp_path: Path
+) -> None:
+    """As Paimon's SparkSource: load/save of a table directory, wherever it is."""
+    session.sql("CREATE TABLE bypath (id INT, name STRING)")
+    session.sql("INSERT INTO bypath VALUES (1, 'a')")
+    elsewhere = tmp_path / "elsewhere" / "bypath"
+    shutil.copytree(Path(session.warehouse, "default.db", "bypath"), elsewhere)
+    spark.createDataFrame([(2, "b")], "id INT, name STRING").write.format("paimon").mode(
+        "append"
+    ).save(str(elsewhere))
+    got = spark.read.format("paimon").load(f"{elsewhere}/").orderBy("id").collect()
+    assert [tuple(r) for r in got] == [(1, "a"), (2, "b")]
+    assert rows(session, "SELECT * FROM bypath") == [(1, "a")]  # the copy was written
+    with pytest.raises(Exception, match="Schema file not found in location"):
+        spark.read.format("paimon").load(str(tmp_path / "none")).collect()
