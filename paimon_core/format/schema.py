@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
+from paimon_core.format.merge_options import validate_merge_options
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast
@@ -375,6 +376,7 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+    validate_merge_options(s)
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

@@ -173,11 +173,11 @@ def test_files_of_higher_levels_are_read(warehouse: str) -> None:
     ]
 
 
-def test_unsupported_merge_engines_are_named(warehouse: str) -> None:
-    table = _table(
-        warehouse, primary_keys=["k"], options={"bucket": "1", "merge-engine": "partial-update"}
-    )
-    with pytest.raises(UnsupportedFeature, match="'merge-engine' = 'partial-update'"):
+def test_unsupported_aggregate_functions_are_named(warehouse: str) -> None:
+    options = {"bucket": "1", "merge-engine": "aggregation"}
+    options["fields.v.aggregate-function"] = "theta_sketch"
+    table = _table(warehouse, primary_keys=["k"], options=options)
+    with pytest.raises(UnsupportedFeature, match="'theta_sketch' \\(field 'v'\\) is not supported"):
         table.new_read()
 
 

@@ -301,9 +301,6 @@ def test_rejects_bad_input_and_unsupported_layouts(warehouse: str) -> None:
     with pytest.raises(UnsupportedFeature, match="orc"):
         table.copy({"file.format": "orc"}).new_write()
     pk = _pk(warehouse, "merge", bucket="1", **{"merge-engine": "partial-update"})
-    pk.write_arrow(_batch([1, 2]))  # unique keys: Paimon merges on read
-    with pytest.raises(UnsupportedFeature, match="repeated keys"):
-        pk.write_arrow(_batch([1, 1]))
     with pytest.raises(UnsupportedFeature, match="deletion-vectors"):
         pk.copy({"deletion-vectors.enabled": "true"}).new_write()
     cross = _table(warehouse, "cross", partition_keys=["dt"], primary_keys=["k"])
