@@ -113,7 +113,9 @@ class MergeOptions:
     primary_keys: tuple[str, ...]
 
     @classmethod
-    def of(cls, options: Mapping[str, str], field_names: Sequence[str], primary_keys: Sequence[str]) -> MergeOptions:
+    def of(
+        cls, options: Mapping[str, str], field_names: Sequence[str], primary_keys: Sequence[str]
+    ) -> MergeOptions:
         """Parse ``options``; nothing is validated here (``validate_merge_options`` does)."""
         engine = (options.get("merge-engine") or "deduplicate").strip().lower()
         ignore_delete = False
@@ -151,7 +153,9 @@ class MergeOptions:
             sequence_fields=_split(options.get("sequence.field")),
             sequence_ascending=order != "descending",
             sequence_groups=tuple(groups),
-            partial_remove_record_on_delete=_bool(options, "partial-update.remove-record-on-delete"),
+            partial_remove_record_on_delete=_bool(
+                options, "partial-update.remove-record-on-delete"
+            ),
             partial_remove_record_on_sequence_group=_split(
                 options.get("partial-update.remove-record-on-sequence-group")
             ),
@@ -348,6 +352,8 @@ def check_aggregate_type(function: str, field: str, data_type: DataType) -> None
         raise SchemaError(
             f"type {java_root} not support in aggregate function '{function}' of field '{field}'"
         )
+    if function in ("rbm32", "rbm64", "theta_sketch", "hll_sketch") and root != "VARBINARY":
+        raise SchemaError(f"Data type for {function} column must be 'VARBINARY' but was '{sql}'.")
     if function == "collect" and root != "ARRAY":
         raise SchemaError(f"Data type for collect column must be 'Array' but was '{sql}'.")
     if function == "merge_map" and root != "MAP":
@@ -355,6 +361,4 @@ def check_aggregate_type(function: str, field: str, data_type: DataType) -> None
     if function == "nested_update" and (
         root != "ARRAY" or data_type.element is None or data_type.element.root != "ROW"
     ):
-        raise SchemaError(
-            f"Data type of nested table column must be 'Array<Row>' but was '{sql}'."
-        )
+        raise SchemaError(f"Data type of nested table column must be 'Array<Row>' but was '{sql}'.")

@@ -34,9 +34,13 @@ from paimon_core.operations.merge.base import (
 def subset(rows: pa.Table, groups: Groups, chosen: np.ndarray) -> tuple[pa.Table, Groups]:
     """The rows and groups of the groups where ``chosen`` holds."""
     lengths = groups.lengths[chosen]
-    index = np.concatenate(
-        [np.arange(s, e) for s, e in zip(groups.starts[chosen], groups.ends[chosen])]
-    ) if chosen.any() else np.zeros(0, np.int64)
+    index = (
+        np.concatenate(
+            [np.arange(s, e) for s, e in zip(groups.starts[chosen], groups.ends[chosen])]
+        )
+        if chosen.any()
+        else np.zeros(0, np.int64)
+    )
     return rows.take(pa.array(index, pa.int64())), Groups.of_lengths(lengths)
 
 
@@ -110,7 +114,8 @@ class AggregateMergeFunction(MergeFunction):
             result_kinds.append(DELETE if deleted else INSERT)
         merged = pa.Table.from_pylist(out, schema=rows.select(names).schema)
         merged = merged.append_column(
-            rows.schema.field(SEQUENCE_NUMBER), rows.column(SEQUENCE_NUMBER).take(pa.array(groups.last))
+            rows.schema.field(SEQUENCE_NUMBER),
+            rows.column(SEQUENCE_NUMBER).take(pa.array(groups.last)),
         )
         merged = merged.append_column(
             rows.schema.field(VALUE_KIND), pa.array(np.array(result_kinds, np.int8))

@@ -168,7 +168,9 @@ class IgnoreRetractAgg(FieldAggregator):
 class _Picker(FieldAggregator):
     """Aggregates whose result is one of the inputs: ``reduce`` picks its row."""
 
-    def pick(self, valid: np.ndarray, present: np.ndarray, retract: np.ndarray, groups: Groups) -> np.ndarray:
+    def pick(
+        self, valid: np.ndarray, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> np.ndarray:
         raise NotImplementedError
 
     def reduce(
@@ -385,7 +387,8 @@ class SumAgg(_Arithmetic):
                 return total
             return _from_big_decimal(total, precision, self.arrow_type.scale)
         a, b = self._num(a), self._num(b)
-        return self._out(a + b if sign > 0 else a - b)
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan), as Java's
+            return self._out(a + b if sign > 0 else a - b)
 
     def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
@@ -433,7 +436,8 @@ class ProductAgg(_Arithmetic):
             return _from_big_decimal(
                 _WIDE.multiply(acc, value), self.arrow_type.precision, self.arrow_type.scale
             )
-        return self._out(self._num(acc) * self._num(value))
+        with np.errstate(all="ignore"):
+            return self._out(self._num(acc) * self._num(value))
 
     def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
@@ -452,7 +456,8 @@ class ProductAgg(_Arithmetic):
             return _from_big_decimal(quotient, self.arrow_type.precision, self.arrow_type.scale)
         if self.bits is not None:
             return _wrap(_java_div(acc, value), self.bits)
-        return self._out(np.divide(self._num(acc), self._num(value)))
+        with np.errstate(all="ignore"):
+            return self._out(np.divide(self._num(acc), self._num(value)))
 
     def reduce(
         self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
@@ -522,7 +527,12 @@ class ListaggAgg(FieldAggregator):
     name = "listagg"
 
     def __init__(
-        self, field: str, data_type: DataType, arrow_type: pa.DataType, delimiter: str, distinct: bool
+        self,
+        field: str,
+        data_type: DataType,
+        arrow_type: pa.DataType,
+        delimiter: str,
+        distinct: bool,
     ) -> None:
         super().__init__(field, data_type, arrow_type)
         self.delimiter = delimiter
@@ -573,7 +583,9 @@ class CollectAgg(FieldAggregator):
     name = "collect"
     supports_retract = True
 
-    def __init__(self, field: str, data_type: DataType, arrow_type: pa.DataType, distinct: bool) -> None:
+    def __init__(
+        self, field: str, data_type: DataType, arrow_type: pa.DataType, distinct: bool
+    ) -> None:
         super().__init__(field, data_type, arrow_type)
         self.distinct = distinct
 

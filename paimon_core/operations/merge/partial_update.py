@@ -190,8 +190,9 @@ class PartialUpdateMergeFunction(MergeFunction):
         result_sequence: list[int] = []
         result_kinds: list[int] = []
         for start, end in zip(groups.starts.tolist(), groups.ends.tolist()):
-            row, latest, kind = self._merge_key(names, records[start:end], kinds[start:end],
-                                                sequence_numbers[start:end])
+            row, latest, kind = self._merge_key(
+                names, records[start:end], kinds[start:end], sequence_numbers[start:end]
+            )
             out.append(row)
             result_sequence.append(latest)
             result_kinds.append(kind)
@@ -326,4 +327,3 @@ class PartialUpdateMergeFunction(MergeFunction):
             elif agg is not None:
                 row[name] = agg.retract(row[name], record[name])
         return False, row
-
