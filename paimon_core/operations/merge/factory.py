@@ -117,5 +117,6 @@ def merge_function(schema: TableSchema, options: MergeOptions | None = None) -> 
                 options.partial_remove_record_on_sequence_group
             ),
             aggregators=aggregators,
+            primary_keys=tuple(schema.primary_keys),
         )
     return DeduplicateMergeFunction(options.ignore_delete)

@@ -68,6 +68,7 @@ class PartialUpdateMergeFunction(MergeFunction):
     sequence_groups: tuple[SequenceGroup, ...] = ()
     remove_record_on_sequence_group: frozenset[str] = frozenset()
     aggregators: Mapping[str, FieldAggregator] = field(default_factory=dict)
+    primary_keys: tuple[str, ...] = ()
 
     @property
     def _group_of(self) -> dict[str, SequenceGroup]:
@@ -117,6 +118,10 @@ class PartialUpdateMergeFunction(MergeFunction):
             if name in group_of:
                 continue
             column = rows.column(name).combine_chunks()
+            if name in self.primary_keys:
+                # The key, even of a key that saw only retractions (Paimon 0.9 left it null).
+                columns[name] = column.take(pa.array(groups.last))
+                continue
             pick = groups.last_where(adds & valid_of(column) & after)
             columns[name] = take_or_null(column, np.where(pick < 0, deleted_at, pick))
         for group in self.sequence_groups:
@@ -193,6 +198,9 @@ class PartialUpdateMergeFunction(MergeFunction):
             row, latest, kind = self._merge_key(
                 names, records[start:end], kinds[start:end], sequence_numbers[start:end]
             )
+            for key in self.primary_keys:
+                if key in row:
+                    row[key] = records[end - 1][key]
             out.append(row)
             result_sequence.append(latest)
             result_kinds.append(kind)
