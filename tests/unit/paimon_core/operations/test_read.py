@@ -360,3 +360,16 @@ def test_nested_fields_follow_field_ids(warehouse: str) -> None:
         {"k": 1, "s": {"x": 1, "why": "one", "z": None}, "a": [{"name": "f"}]},
         {"k": 2, "s": None, "a": None},
     ]
+
+
+def test_projection_of_a_sequence_group_column_reads_its_sequence_field(warehouse: str) -> None:
+    """Reading only ``v`` of partial-update group (dt -> v) must still order by ``dt``."""
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("dt", pa.string())])
+    options = {"bucket": "1", "merge-engine": "partial-update", "fields.dt.sequence-group": "v"}
+    table = _table(warehouse, schema=schema, primary_keys=["k"], options=options)
+    table.write_arrow(pa.table({"k": [1], "v": ["newer"], "dt": ["2"]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1], "v": ["older"], "dt": ["1"]}, schema=schema))
+    read = table.new_read()
+    splits = table.new_scan().plan()
+    assert read.to_arrow(splits, ["v"]).to_pylist() == [{"v": "newer"}]
+    assert read.to_arrow(splits).to_pylist() == [{"k": 1, "v": "newer", "dt": "2"}]
