@@ -141,12 +141,6 @@ class MergeFunction(ABC):
         the files must keep them: partial-update's sequence-group fields, for example)."""
         return []
 
-    @property
-    def reads_all_fields(self) -> bool:
-        """Whether the merge of any column needs every column (then projections are applied
-        after merging)."""
-        return False
-
     @abstractmethod
     def merge(self, rows: pa.Table, groups: Groups) -> pa.Table:
         """One row per group, in group order, with ``rows``' schema.
