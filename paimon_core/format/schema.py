@@ -658,6 +658,13 @@ def _check_option_change(options: Mapping[str, str], key: str, value: str | None
     """Java's ``checkAlterTableOption``/``checkResetTableOption`` (table has snapshots)."""
     if key in IMMUTABLE_OPTIONS:
         raise SchemaError(f"Change '{key}' is not supported yet.")
+    if (
+        key == "ignore-delete"
+        and (options.get(key) or "false").strip().lower() == "true"
+        and (value or "false").strip().lower() != "true"
+    ):
+        # Deletes dropped so far cannot come back: merges would differ from what was read.
+        raise SchemaError("Cannot change ignore-delete from true to false.")
     if key == BUCKET_OPTION:
         if value is None:
             raise SchemaError("Cannot reset bucket.")

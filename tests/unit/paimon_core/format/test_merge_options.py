@@ -83,3 +83,12 @@ def test_sequence_field_needs_the_partition_in_the_key() -> None:
 def test_aggregate_functions_on_primary_keys_are_ignored_as_in_paimon() -> None:
     merge = _create({"merge-engine": "aggregation", "fields.k.aggregate-function": "median"})
     assert merge.engine == "aggregation"  # Java aggregates primary keys as 'primary-key'
+
+
+def test_ignore_delete_cannot_be_switched_off_once_written() -> None:
+    from paimon_core.format.schema import check_dynamic_option
+
+    options = {"ignore-delete": "true"}
+    with pytest.raises(SchemaError, match="Cannot change ignore-delete from true to false"):
+        check_dynamic_option(options, "ignore-delete", "false")
+    check_dynamic_option({"ignore-delete": "false"}, "ignore-delete", "true")  # allowed
