@@ -128,8 +128,10 @@ class PartialUpdateMergeFunction(MergeFunction):
             members = [n for n in (*group.sequence_fields, *group.fields) if n in names]
             if members:
                 columns.update(self._group_winner(rows, groups, group, members, retract))
+        # Java's latestSequenceNumber: of the last record not skipped by ignore-delete.
+        latest = groups.last_where(counted)
         sequence = rows.column(SEQUENCE_NUMBER).take(
-            pa.array(np.where((latest := groups.last_where(counted)) < 0, groups.last, latest))
+            pa.array(np.where(latest < 0, groups.last, latest))
         )
         deleted = deleted_last | ~has_add
         kind = pa.array(np.where(deleted, DELETE, INSERT).astype(np.int8))
