@@ -119,7 +119,24 @@ class TableRead:
             if table.num_rows:
                 yield from (table if columns is projection else table.select([])).to_batches()
 
+    def read_key_values(self, split: Split) -> pa.Table:
+        """The key-value rows of a primary-key split, unmerged: every column of the current
+        schema, then ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, file after file. What a
+        compaction merges with ``self.merge`` (``KeyValueMerge.merge``) before writing."""
+        if self.merge is None:
+            raise InvalidArgument("Key-value rows exist only in primary-key tables")
+        fields = list(self.schema.fields)
+        system = (SEQUENCE_NUMBER, VALUE_KIND)
+        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        if not tables:
+            return self._file_arrow_schema(fields, system).empty_table()
+        return pa.concat_tables(tables)
+
     # ----------------------------------------------------------------------- internals
+
+    def _file_arrow_schema(self, fields: Sequence[DataField], system: Sequence[str]) -> pa.Schema:
+        columns = [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in fields]
+        return pa.schema(columns + [pa.field(n, _SYSTEM_TYPES[n], False) for n in system])
 
     def _file_schema(self, schema_id: int) -> TableSchema:
         schema = self._schemas.get(schema_id)

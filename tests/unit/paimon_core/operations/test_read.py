@@ -373,3 +373,30 @@ def test_projection_of_a_sequence_group_column_reads_its_sequence_field(warehous
     splits = table.new_scan().plan()
     assert read.to_arrow(splits, ["v"]).to_pylist() == [{"v": "newer"}]
     assert read.to_arrow(splits).to_pylist() == [{"k": 1, "v": "newer", "dt": "2"}]
+
+
+def test_key_values_of_a_split_unmerged_then_merged(warehouse: str) -> None:
+    """What a compaction reads: every record with its sequence number and kind."""
+    options = {
+        "bucket": "1",
+        "merge-engine": "aggregation",
+        "fields.v.aggregate-function": "last_value",
+    }
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("dt", pa.string())])
+    table = _table(warehouse, schema=schema, primary_keys=["k"], options=options)
+    table.write_arrow(pa.table({"k": [1, 2], "v": ["a", "b"], "dt": ["x", "y"]}, schema=schema))
+    table.write_arrow(
+        pa.table({"k": [1], "v": ["c"], "dt": ["z"]}, schema=schema),
+        row_kinds=pa.array([2], pa.int8()),
+    )
+    read = table.new_read()
+    (split,) = table.new_scan().plan()
+    records = read.read_key_values(split)
+    assert records.column_names == ["k", "v", "dt", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
+    assert records.num_rows == 3 and records.column("_VALUE_KIND").to_pylist() == [0, 0, 2]
+    assert read.merge is not None
+    merged = read.merge.merge(records)
+    assert merged.select(["k", "v", "dt"]).to_pylist() == [
+        {"k": 1, "v": "c", "dt": "z"},
+        {"k": 2, "v": "b", "dt": "y"},
+    ]
