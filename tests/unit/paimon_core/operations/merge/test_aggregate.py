@@ -11,7 +11,7 @@ from tests.unit.paimon_core.operations.merge.helpers import kv_rows, shown, tabl
 SCHEMA = pa.schema([pa.field("k", pa.int32(), False), ("n", pa.int64()), ("v", pa.string())])
 
 
-def test_columns_aggregate_and_default_to_last_non_null(warehouse: str) -> None:
+def test_columns_aggregate_and_default_to_last_non_null() -> None:
     options = {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"}
     merge = key_value_merge(table_schema(SCHEMA, options))
     rows = kv_rows(SCHEMA, [{"k": 1, "n": 2, "v": "a"}, {"k": 1, "n": 3}, {"k": 1, "n": 1}],
@@ -21,14 +21,14 @@ def test_columns_aggregate_and_default_to_last_non_null(warehouse: str) -> None:
     assert merged.column("_SEQUENCE_NUMBER").to_pylist() == [9]
 
 
-def test_default_aggregate_function(warehouse: str) -> None:
+def test_default_aggregate_function() -> None:
     options = {"merge-engine": "aggregation", "fields.default-aggregate-function": "max"}
     merge = key_value_merge(table_schema(SCHEMA, options))
     rows = kv_rows(SCHEMA, [{"k": 1, "n": 2, "v": "b"}, {"k": 1, "n": 1, "v": "c"}])
     assert shown(merge.merge(rows)) == [(1, 2, "c", 0)]
 
 
-def test_remove_record_on_delete(warehouse: str) -> None:
+def test_remove_record_on_delete() -> None:
     options = {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
                "aggregation.remove-record-on-delete": "true"}  # fmt: skip
     merge = key_value_merge(table_schema(SCHEMA, options))
