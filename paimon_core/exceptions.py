@@ -72,6 +72,12 @@ class UnsupportedFeature(PaimonError, NotImplementedError):
     """A table feature this implementation does not handle (merge engine, file format, ...)."""
 
 
+class MergeError(PaimonError):
+    """Records of one primary key that the table's merge engine cannot merge, where Paimon's
+    read or write fails the same way (a delete on partial-update without ``ignore-delete``, a
+    retraction of an aggregate function that cannot retract, ...)."""
+
+
 class DataFileUnreadable(PaimonError):
     """A data file that exists but cannot be decoded (torn, truncated, not Parquet)."""
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.format.default_value import default_scalar
+from paimon_core.format.merge_options import validate_merge_options
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast
@@ -376,6 +377,7 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+    validate_merge_options(s)
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:
@@ -668,6 +670,13 @@ def _check_option_change(options: Mapping[str, str], key: str, value: str | None
     """Java's ``checkAlterTableOption``/``checkResetTableOption`` (table has snapshots)."""
     if key in IMMUTABLE_OPTIONS:
         raise SchemaError(f"Change '{key}' is not supported yet.")
+    if (
+        key == "ignore-delete"
+        and (options.get(key) or "false").strip().lower() == "true"
+        and (value or "false").strip().lower() != "true"
+    ):
+        # Deletes dropped so far cannot come back: merges would differ from what was read.
+        raise SchemaError("Cannot change ignore-delete from true to false.")
     if key == BUCKET_OPTION:
         if value is None:
             raise SchemaError("Cannot reset bucket.")

@@ -3,8 +3,9 @@
 A data file is read in the format its name says (Parquet, ORC or Avro, whatever the table's
 ``file.format`` is now) and with the schema it was written with (``_SCHEMA_ID``): its columns
 are matched to the table's current columns by field id, so renamed columns keep their data and
-added columns read as null. Primary-key splits are merged the ``deduplicate`` way in bulk:
-sort by key and sequence, keep the last row of every key, drop it if it is a retraction.
+added columns read as null. Primary-key splits are merged by the table's merge engine
+(``operations/merge``: deduplicate, partial-update, aggregation, first-row) in bulk, and the
+keys it deletes are dropped.
 """
 
 from __future__ import annotations
@@ -12,16 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
 from paimon_core.format.data_files import read_data_file
-from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
-from paimon_core.operations.arrow_sort import sort_indices_nulls_first
+from paimon_core.operations.merge.base import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    drop_retractions,
+)
+from paimon_core.operations.merge.factory import key_value_merge
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
@@ -30,14 +33,9 @@ if TYPE_CHECKING:
     from paimon_core.operations.scan import Split
     from paimon_core.table import FileStoreTable
 
-SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
-VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
-# +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
-# imports pandas (0.5 s), which the metadata-only shell path must not pay.
-_ADDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([0, 2]))])
 
 
 def data_file_path(
@@ -67,19 +65,11 @@ class TableRead:
         self.schema = table.schema
         self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
         options = table.options
-        if table.is_primary_key_table:
-            engine = options.merge_engine
-            if engine != "deduplicate":
-                raise UnsupportedFeature(
-                    f"Reading primary-key tables with 'merge-engine' = '{engine}' is not "
-                    "supported (only 'deduplicate')"
-                )
         if options.deletion_vectors_enabled:
             raise UnsupportedFeature(
                 "Reading tables with 'deletion-vectors.enabled' = 'true' is not supported"
             )
-        self.key_ids = [self.schema.field(k).id for k in self.schema.trimmed_primary_keys]
-        self.sequence_ids = [self.schema.field(k).id for k in options.sequence_field]
+        self.merge = key_value_merge(self.schema) if table.is_primary_key_table else None
 
     # ------------------------------------------------------------------------- public
 
@@ -127,7 +117,24 @@ class TableRead:
             if table.num_rows:
                 yield from (table if columns is projection else table.select([])).to_batches()
 
+    def read_key_values(self, split: Split) -> pa.Table:
+        """The key-value rows of a primary-key split, unmerged: every column of the current
+        schema, then ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, file after file. What a
+        compaction merges with ``self.merge`` (``KeyValueMerge.merge``) before writing."""
+        if self.merge is None:
+            raise InvalidArgument("Key-value rows exist only in primary-key tables")
+        fields = list(self.schema.fields)
+        system = (SEQUENCE_NUMBER, VALUE_KIND)
+        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        if not tables:
+            return self._file_arrow_schema(fields, system).empty_table()
+        return pa.concat_tables(tables)
+
     # ----------------------------------------------------------------------- internals
+
+    def _file_arrow_schema(self, fields: Sequence[DataField], system: Sequence[str]) -> pa.Schema:
+        columns = [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in fields]
+        return pa.schema(columns + [pa.field(n, _SYSTEM_TYPES[n], False) for n in system])
 
     def _file_schema(self, schema_id: int) -> TableSchema:
         schema = self._schemas.get(schema_id)
@@ -142,39 +149,19 @@ class TableRead:
             return (
                 pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
             )
-        wanted = {f.id for f in fields}
-        by_id = {f.id: f for f in self.schema.fields}
-        extra = [by_id[i] for i in (*self.key_ids, *self.sequence_ids) if i not in wanted]
-        read_fields = [*fields, *dict.fromkeys(extra)]
+        assert self.merge is not None
+        by_name = {f.name: f for f in self.schema.fields}
+        extra = self.merge.required_fields([f.name for f in fields])
+        read_fields = [*fields, *(by_name[n] for n in extra)]
         system = (SEQUENCE_NUMBER, VALUE_KIND)
         tables = [self._read_file(split, f, read_fields, system) for f in split.files]
         if len(tables) == 1:
-            merged = tables[0]  # keys are unique within one file
+            merged = drop_retractions(tables[0])  # keys are unique within one file
         else:
-            merged = self._deduplicate(pa.concat_tables(tables), by_id)
-        merged = merged.filter(pc.is_in(merged.column(VALUE_KIND), value_set=_ADDS))
+            # Keys compare in Java's order (``float_order``): all NaN keys are one key and
+            # -0.0 and 0.0 are two.
+            merged = self.merge.merge_for_read(pa.concat_tables(tables))
         return merged.select([f.name for f in fields])
-
-    def _deduplicate(self, data: pa.Table, by_id: dict[int, DataField]) -> pa.Table:
-        """Keep the row with the highest (sequence field, sequence number) of every key.
-
-        Keys and sequence fields compare in Java's order (``float_order``), so all NaN keys
-        are one key and -0.0 and 0.0 are two."""
-        if data.num_rows < 2:
-            return data
-        names = data.column_names
-        data, keys = with_order_columns(data, [by_id[i].name for i in self.key_ids])
-        data, sequences = with_order_columns(data, [by_id[i].name for i in self.sequence_ids])
-        order = [(k, "ascending") for k in (*keys, *sequences, SEQUENCE_NUMBER)]
-        data = data.take(sort_indices_nulls_first(data, order))
-        n = data.num_rows
-        last = np.zeros(n, dtype=bool)
-        last[-1] = True
-        for name in keys:
-            column = data.column(name)
-            differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
-            last[:-1] |= differs.fill_null(True).to_numpy(zero_copy_only=False)
-        return data.filter(pa.array(last)).select(names)
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
         """The columns of one data file in its own format; a file in a format this reader

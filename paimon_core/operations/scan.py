@@ -458,9 +458,16 @@ class TableScan:
         with gc_paused():
             entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
             keep = self._file_filter(predicate) if predicate else None
+            # Java's batchScanSkipLevel0: first-row tables are compacted with lookup after
+            # every commit, and their level-0 files (not yet deduplicated) stay unread.
+            skip_level0 = (
+                self.table.is_primary_key_table and self.table.options.merge_engine == "first-row"
+            )
             groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
             for e in entries:
                 if keep is not None and not keep(e.file):
+                    continue
+                if skip_level0 and e.file.level == 0:
                     continue
                 files = groups.get((e.partition, e.bucket))
                 if files is None:

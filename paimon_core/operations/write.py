@@ -25,7 +25,6 @@ from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.data_files import check_fields, write_data_file, write_format
 from paimon_core.format.default_value import field_defaults
-from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.format.stats import (
     collect_stats,
@@ -42,9 +41,10 @@ from paimon_core.format.types import (
     DataField,
     to_arrow_schema,
 )
-from paimon_core.operations.arrow_sort import sort_indices_nulls_first
 from paimon_core.operations.bucket import assign_buckets, hash_keys
 from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
+from paimon_core.operations.merge.base import ADD_KINDS
+from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
 
 if TYPE_CHECKING:
@@ -118,7 +118,9 @@ class TableWrite:
         self.partition_types = [f.type for f in schema.partition_fields]
         self.key_names = list(schema.trimmed_primary_keys) if self.is_pk else []
         self.key_types = [schema.field(k).type for k in self.key_names]
-        self.sequence_fields = list(options.sequence_field) if self.is_pk else []
+        # Repeated keys of one write merge with the table's merge engine before they reach a
+        # file (Java's write buffer), so files keep one row per key as Paimon's do.
+        self.merge = key_value_merge(schema) if self.is_pk else None
         self.merge_engine = options.merge_engine if self.is_pk else "deduplicate"
         if self.is_pk and (options.deletion_vectors_enabled or self.merge_engine == "first-row"):
             # Java batch scans of such tables skip level-0 files until a compaction rewrites
@@ -374,6 +376,12 @@ class TableWrite:
                     for t, k in pending
                 ]
             )
+            if self.merge is not None and self.merge.ignore_delete:
+                # Java's TableWriteImpl drops retractions of 'ignore-delete' tables unwritten.
+                adds = pc.is_in(kinds, value_set=ADD_KINDS)
+                data, kinds = data.filter(adds), kinds.filter(adds)
+                if data.num_rows == 0:
+                    return
         n = data.num_rows
         parts = (
             _factorize([data.column(k) for k in self.partition_keys])
@@ -476,28 +484,11 @@ class TableWrite:
             self._files.setdefault(key, []).append(meta)
 
     def _key_value_rows(self, data: pa.Table, sequences: pa.Array, kinds: pa.Array) -> pa.Table:
-        """Sorted by key in Java's order, one row per key: the one with the highest sequence."""
+        """Sorted by key in Java's order, one row per key: the key's records merged by the
+        table's merge engine (its sequence number and row kind those of the merge result)."""
+        assert self.merge is not None
         work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
-        work, key_order = with_order_columns(work, self.key_names)
-        work, sequence_order = with_order_columns(work, self.sequence_fields)
-        order = [(k, "ascending") for k in (*key_order, *sequence_order, SEQUENCE_NUMBER)]
-        work = work.take(sort_indices_nulls_first(work, order))
-        n = work.num_rows
-        if n > 1:
-            boundary = np.zeros(n - 1, dtype=bool)
-            for name in key_order:
-                column = work.column(name)
-                differs = pc.not_equal(column.slice(0, n - 1), column.slice(1))
-                boundary |= differs.fill_null(True).to_numpy(zero_copy_only=False)
-            if not boundary.all():
-                if self.merge_engine != "deduplicate":
-                    raise UnsupportedFeature(
-                        f"Writing one batch with repeated keys to a table with 'merge-engine' = "
-                        f"'{self.merge_engine}' is not supported"
-                    )
-                keep = np.ones(n, dtype=bool)
-                keep[:-1] = boundary
-                work = work.filter(pa.array(keep))
+        work = self.merge.merge(work)
         columns = [work.column(k) for k in self.key_names]
         columns += [work.column(SEQUENCE_NUMBER), work.column(VALUE_KIND)]
         columns += [work.column(name) for name in self.names]

@@ -173,11 +173,11 @@ def test_files_of_higher_levels_are_read(warehouse: str) -> None:
     ]
 
 
-def test_unsupported_merge_engines_are_named(warehouse: str) -> None:
-    table = _table(
-        warehouse, primary_keys=["k"], options={"bucket": "1", "merge-engine": "partial-update"}
-    )
-    with pytest.raises(UnsupportedFeature, match="'merge-engine' = 'partial-update'"):
+def test_unsupported_aggregate_functions_are_named(warehouse: str) -> None:
+    options = {"bucket": "1", "merge-engine": "aggregation"}
+    options["fields.v.aggregate-function"] = "theta_sketch"
+    table = _table(warehouse, primary_keys=["k"], options=options)
+    with pytest.raises(UnsupportedFeature, match="'theta_sketch' \\(field 'v'\\) is not supported"):
         table.new_read()
 
 
@@ -391,4 +391,44 @@ def test_nested_fields_follow_field_ids(warehouse: str) -> None:
     assert data == [
         {"k": 1, "s": {"x": 1, "why": "one", "z": None}, "a": [{"name": "f"}]},
         {"k": 2, "s": None, "a": None},
+    ]
+
+
+def test_projection_of_a_sequence_group_column_reads_its_sequence_field(warehouse: str) -> None:
+    """Reading only ``v`` of partial-update group (dt -> v) must still order by ``dt``."""
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("dt", pa.string())])
+    options = {"bucket": "1", "merge-engine": "partial-update", "fields.dt.sequence-group": "v"}
+    table = _table(warehouse, schema=schema, primary_keys=["k"], options=options)
+    table.write_arrow(pa.table({"k": [1], "v": ["newer"], "dt": ["2"]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1], "v": ["older"], "dt": ["1"]}, schema=schema))
+    read = table.new_read()
+    splits = table.new_scan().plan()
+    assert read.to_arrow(splits, ["v"]).to_pylist() == [{"v": "newer"}]
+    assert read.to_arrow(splits).to_pylist() == [{"k": 1, "v": "newer", "dt": "2"}]
+
+
+def test_key_values_of_a_split_unmerged_then_merged(warehouse: str) -> None:
+    """What a compaction reads: every record with its sequence number and kind."""
+    options = {
+        "bucket": "1",
+        "merge-engine": "aggregation",
+        "fields.v.aggregate-function": "last_value",
+    }
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("dt", pa.string())])
+    table = _table(warehouse, schema=schema, primary_keys=["k"], options=options)
+    table.write_arrow(pa.table({"k": [1, 2], "v": ["a", "b"], "dt": ["x", "y"]}, schema=schema))
+    table.write_arrow(
+        pa.table({"k": [1], "v": ["c"], "dt": ["z"]}, schema=schema),
+        row_kinds=pa.array([2], pa.int8()),
+    )
+    read = table.new_read()
+    (split,) = table.new_scan().plan()
+    records = read.read_key_values(split)
+    assert records.column_names == ["k", "v", "dt", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
+    assert records.num_rows == 3 and records.column("_VALUE_KIND").to_pylist() == [0, 0, 2]
+    assert read.merge is not None
+    merged = read.merge.merge(records)
+    assert merged.select(["k", "v", "dt"]).to_pylist() == [
+        {"k": 1, "v": "c", "dt": "z"},
+        {"k": 2, "v": "b", "dt": "y"},
     ]

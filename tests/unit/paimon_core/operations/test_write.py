@@ -150,6 +150,34 @@ def test_pk_batch_keeps_last_row_per_key_and_counts_retractions(warehouse: str) 
     assert _rows(table) == [{"k": 1, "v": "a2", "dt": "x"}, {"k": 3, "v": "c", "dt": "x"}]
 
 
+def test_repeated_keys_of_one_write_merge_with_the_tables_engine(warehouse: str) -> None:
+    """As Java's write buffer: the file holds one merged row per key, +I, with the sequence
+    number of the key's last record; ignore-delete drops retractions before numbering."""
+    options = {"merge-engine": "partial-update", "ignore-delete": "true"}
+    table = _pk(warehouse, bucket="1", **options)
+    write = table.new_write()
+    data = pa.table(
+        {"k": [1, 1, 2, 1], "v": ["a", None, "gone", "c"], "dt": ["x"] * 4}, schema=SCHEMA
+    )
+    write.write_arrow(data, row_kinds=pa.array([0, 0, 3, 3], pa.int8()))
+    (message,) = write.prepare_commit()
+    (meta,) = message.new_files
+    written = _parquet(Path(table.path) / "dt=x" / "bucket-0" / meta.file_name).to_pydict()
+    assert (written["k"], written["v"]) == ([1], ["a"])
+    assert (written["_SEQUENCE_NUMBER"], written["_VALUE_KIND"]) == ([1], [0])
+    aggregated = _pk(warehouse, "agg", bucket="1", **{"merge-engine": "aggregation",
+                                                       "fields.v.aggregate-function": "listagg"})  # fmt: skip
+    aggregated.write_arrow(pa.table({"k": [1, 1], "v": ["a", "b"], "dt": ["x"] * 2}, schema=SCHEMA))
+    aggregated.write_arrow(pa.table({"k": [1], "v": ["c"], "dt": ["x"]}, schema=SCHEMA))
+    assert _rows(aggregated) == [{"k": 1, "v": "a,b,c", "dt": "x"}]
+
+
+def test_first_row_tables_are_not_written(warehouse: str) -> None:
+    table = _pk(warehouse, bucket="1", **{"merge-engine": "first-row"})
+    with pytest.raises(UnsupportedFeature, match="invisible to Paimon batch reads"):
+        table.new_write()
+
+
 def test_sequence_numbers_continue_per_bucket(warehouse: str) -> None:
     table = _pk(warehouse, bucket="1")
     table.write_arrow(_batch([1, 2, 3], "x"))
@@ -301,9 +329,6 @@ def test_rejects_bad_input_and_unsupported_layouts(warehouse: str) -> None:
     with pytest.raises(UnsupportedFeature, match=r"'file\.format' = 'csv'"):
         table.copy({"file.format": "csv"}).new_write()
     pk = _pk(warehouse, "merge", bucket="1", **{"merge-engine": "partial-update"})
-    pk.write_arrow(_batch([1, 2]))  # unique keys: Paimon merges on read
-    with pytest.raises(UnsupportedFeature, match="repeated keys"):
-        pk.write_arrow(_batch([1, 1]))
     with pytest.raises(UnsupportedFeature, match="deletion-vectors"):
         pk.copy({"deletion-vectors.enabled": "true"}).new_write()
     cross = _table(warehouse, "cross", partition_keys=["dt"], primary_keys=["k"])

@@ -402,3 +402,27 @@ def test_dataframe_api_opens_a_table_by_its_path(
     assert rows(session, "SELECT * FROM bypath") == [(1, "a")]  # the copy was written
     with pytest.raises(Exception, match="Schema file not found in location"):
         spark.read.format("paimon").load(str(tmp_path / "none")).collect()
+
+
+def test_merge_engines_merge_on_executors(session: PaimonSession) -> None:
+    """Executors write (repeated keys of one INSERT merged in the writer) and read through the
+    core's merge: aggregation and partial-update tables, and DELETE where Paimon allows it."""
+    session.sql(
+        "CREATE TABLE agg (k INT NOT NULL, n BIGINT, tags STRING, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'aggregation', "
+        "'fields.n.aggregate-function' = 'sum', 'fields.tags.aggregate-function' = 'listagg')"
+    )
+    session.sql("INSERT INTO agg VALUES (1, 1, 'a'), (2, 5, 'x'), (1, 2, 'b')")
+    session.sql("INSERT INTO agg VALUES (1, 10, NULL), (3, 7, 'z')")
+    got = rows(session, "SELECT k, n, tags FROM agg ORDER BY k")
+    assert got == [(1, 13, "a,b"), (2, 5, "x"), (3, 7, "z")]
+    assert rows(session, "SELECT sum(n) FROM agg WHERE k < 3") == [(18,)]
+    session.sql(
+        "CREATE TABLE pu (k INT NOT NULL, a STRING, b STRING, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update', "
+        "'partial-update.remove-record-on-delete' = 'true')"
+    )
+    session.sql("INSERT INTO pu VALUES (1, 'a1', NULL), (2, 'a2', 'b2')")
+    session.sql("INSERT INTO pu VALUES (1, NULL, 'b1')")
+    session.sql("DELETE FROM pu WHERE k = 2")
+    assert rows(session, "SELECT * FROM pu") == [(1, "a1", "b1")]

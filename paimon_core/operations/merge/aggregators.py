@@ -1,0 +1,763 @@
+"""Field aggregators: how one column of the records of a key folds into one value (Java's
+``org.apache.paimon.mergetree.compact.aggregate.Field*Agg``, Paimon 0.9 semantics).
+
+Each aggregator has Java's scalar methods on Python values (``reset``, ``agg``,
+``agg_reversed``, ``retract``), which partial-update's per-record path uses, and a bulk
+``reduce`` folding a whole column of a batch of keys at once (``AggregateMergeFunction``). The
+default ``reduce`` loops over the scalar methods; the common functions override it with
+numpy/Arrow operations that give the same values (tests compare the two):
+
+* ``sum``/``product`` of integers wrap around as Java's ``int``/``long`` arithmetic does; of
+  FLOAT/DOUBLE they fold in record order (floating-point addition is not associative), in
+  float32 for FLOAT; DECIMAL goes through Python's ``Decimal`` as Java's ``DecimalUtils``
+  (a product or a DECIMAL(p > 18) sum that no longer fits its precision becomes null).
+* ``max``/``min`` compare as ``InternalRowUtils.compare`` (FLOAT/DOUBLE as ``Double.compare``).
+* ``listagg`` joins non-null strings with ``fields.<f>.list-agg-delimiter``.
+
+Retraction (``-U``/``-D`` records) follows Java's ``retract``: ``sum`` subtracts, ``product``
+divides, ``last_value`` and ``last_non_null_value`` clear, ``collect``/``merge_map``/
+``nested_update`` remove elements, ``primary-key`` keeps the input; the other functions cannot
+retract and fail the merge unless ``fields.<f>.ignore-retract`` is set (then retractions are
+skipped).
+
+Not implemented (``UnsupportedFeature`` when a table uses them): ``theta_sketch`` and
+``hll_sketch`` (Apache DataSketches binaries), ``rbm64`` (Java's ``Roaring64Bitmap`` format),
+``merge_map_with_keytime`` and ``nested_partial_update`` (Paimon 1.x). ``rbm32`` needs the
+``pyroaring`` package. Element order of ``collect`` with ``distinct``, ``merge_map`` and
+``nested_update`` with a ``nested-key`` is first-occurrence order, where Java iterates a
+``HashSet``/``HashMap``: the same elements, possibly in another order.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_core.exceptions import MergeError, UnsupportedFeature
+from paimon_core.format.float_order import is_floating, order_key, ordered
+from paimon_core.format.merge_options import FieldAggregation, check_aggregate_type
+from paimon_core.operations.merge.base import Groups, take_or_null, valid_of
+
+if TYPE_CHECKING:
+    from paimon_core.format.types import DataType
+
+_INT_BITS = {pa.int8(): 8, pa.int16(): 16, pa.int32(): 32, pa.int64(): 64}
+_NUMPY_INT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_WIDE = decimal.Context(prec=120)
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Java's two's-complement overflow of an ``int`` of ``bits`` bits."""
+    half = 1 << (bits - 1)
+    return ((value + half) & ((1 << bits) - 1)) - half
+
+
+def _wrap_array(values: np.ndarray, bits: int) -> np.ndarray:
+    if bits == 64:
+        return values
+    return values.astype(_NUMPY_INT[bits]).astype(np.int64)
+
+
+def _java_div(a: int, b: int) -> int:
+    if b == 0:
+        raise MergeError("/ by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _from_big_decimal(value: decimal.Decimal, precision: int, scale: int) -> decimal.Decimal | None:
+    """Paimon's ``Decimal.fromBigDecimal``: HALF_UP to ``scale``, null beyond ``precision``."""
+    rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), decimal.ROUND_HALF_UP, _WIDE)
+    digits = len(str(abs(rounded.scaleb(scale, _WIDE).to_integral_value())))
+    return None if digits > precision else rounded
+
+
+class FieldAggregator:
+    """One column's aggregate function (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    supports_retract: ClassVar[bool] = False
+
+    def __init__(self, field: str, data_type: DataType, arrow_type: pa.DataType) -> None:
+        self.field = field
+        self.data_type = data_type
+        self.arrow_type = arrow_type
+
+    # ------------------------------------------------------------ Java's scalar methods
+
+    def reset(self) -> None:
+        """Forget per-key state (``first_value``'s "seen" flag) before the next key."""
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        raise NotImplementedError
+
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
+        """``agg`` of an input older than the accumulator (partial-update sequence groups)."""
+        return self.agg(value, acc)
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        raise MergeError(self.retract_error())
+
+    def retract_error(self) -> str:
+        return (
+            f"Aggregate function '{self.name}' does not support retraction, If you allow this "
+            "function to ignore retraction messages, you can configure "
+            f"'fields.{self.field}.ignore-retract'='true'."
+        )
+
+    # ------------------------------------------------------------------------- bulk
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        """One value per group: the fold of its ``present`` rows in order, ``retract`` rows
+        retracting (the default loops over ``agg``/``retract``)."""
+        self.check_retract(present, retract)
+        py = values.to_pylist()
+        out = []
+        for start, end in zip(groups.starts.tolist(), groups.ends.tolist()):
+            self.reset()
+            acc = None
+            for i in range(start, end):
+                if present[i]:
+                    acc = self.retract(acc, py[i]) if retract[i] else self.agg(acc, py[i])
+            out.append(acc)
+        return pa.array(out, type=self.arrow_type)
+
+    def check_retract(self, present: np.ndarray, retract: np.ndarray) -> None:
+        if not self.supports_retract and (present & retract).any():
+            raise MergeError(self.retract_error())
+
+
+class IgnoreRetractAgg(FieldAggregator):
+    """``fields.<f>.ignore-retract = true``: retractions leave the value as it is."""
+
+    supports_retract = True
+
+    def __init__(self, inner: FieldAggregator) -> None:
+        super().__init__(inner.field, inner.data_type, inner.arrow_type)
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        return self.inner.agg(acc, value)
+
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
+        return self.inner.agg_reversed(acc, value)
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return acc
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        return self.inner.reduce(values, present & ~retract, np.zeros_like(retract), groups)
+
+
+# --------------------------------------------------------------------- value pickers
+
+
+class _Picker(FieldAggregator):
+    """Aggregates whose result is one of the inputs: ``reduce`` picks its row."""
+
+    def pick(
+        self, valid: np.ndarray, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        self.check_retract(present, retract)
+        return take_or_null(values, self.pick(valid_of(values), present, retract, groups))
+
+
+class PrimaryKeyAgg(_Picker):
+    """Primary-key columns: the input (all records of a key share it)."""
+
+    name = "primary-key"
+    supports_retract = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        return value
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return value
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        return groups.last_where(present)
+
+
+class LastValueAgg(_Picker):
+    name = "last_value"
+    supports_retract = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        return value
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return None
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        last = groups.last_where(present)
+        return np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
+
+
+class LastNonNullValueAgg(_Picker):
+    name = "last_non_null_value"
+    supports_retract = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        return acc if value is None else value
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return None if value is not None else acc
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        last = groups.last_where(present & valid)
+        return np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
+
+
+class FirstValueAgg(_Picker):
+    name = "first_value"
+
+    def __init__(self, field: str, data_type: DataType, arrow_type: pa.DataType) -> None:
+        super().__init__(field, data_type, arrow_type)
+        self.initialized = False
+
+    def reset(self) -> None:
+        self.initialized = False
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if not self.initialized:
+            self.initialized = True
+            return value
+        return acc
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        return groups.first_where(present)
+
+
+class FirstNonNullValueAgg(FirstValueAgg):
+    name = "first_non_null_value"
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if not self.initialized and value is not None:
+            self.initialized = True
+            return value
+        return acc
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        return groups.first_where(present & valid)
+
+
+class _Extreme(_Picker):
+    """``max``/``min``: compared as Java's ``InternalRowUtils.compare``."""
+
+    take_largest: ClassVar[bool] = True
+
+    def _key(self, value: Any) -> Any:
+        return order_key(value) if is_floating(self.arrow_type) else value
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        less = self._key(acc) < self._key(value)
+        return (value if less else acc) if self.take_largest else (acc if less else value)
+
+    def pick(self, valid, present, retract, groups):  # type: ignore[no-untyped-def]
+        raise AssertionError("reduce is overridden")
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        self.check_retract(present, retract)
+        selected = np.flatnonzero(present & valid_of(values))
+        index = np.full(len(groups), -1, np.int64)
+        if len(selected):
+            key = values.take(pa.array(selected))
+            if is_floating(key.type):
+                key = ordered(key)
+            gid = groups.ids[selected]
+            table = pa.table({"g": gid, "k": key})
+            order = pc.sort_indices(table, [("g", "ascending"), ("k", "ascending")])
+            order = np.asarray(order.to_numpy(), dtype=np.int64)
+            sorted_g = gid[order]
+            if self.take_largest:
+                ends = np.flatnonzero(np.append(sorted_g[1:] != sorted_g[:-1], True))
+            else:
+                ends = np.flatnonzero(np.insert(sorted_g[1:] != sorted_g[:-1], 0, True))
+            index[sorted_g[ends]] = selected[order[ends]]
+        return take_or_null(values, index)
+
+
+class MaxAgg(_Extreme):
+    name = "max"
+
+
+class MinAgg(_Extreme):
+    name = "min"
+    take_largest = False
+
+
+# ----------------------------------------------------------------------- arithmetic
+
+
+class _Arithmetic(FieldAggregator):
+    """``sum``/``product`` on DECIMAL, TINYINT..BIGINT, FLOAT, DOUBLE."""
+
+    def __init__(self, field: str, data_type: DataType, arrow_type: pa.DataType) -> None:
+        super().__init__(field, data_type, arrow_type)
+        self.bits = _INT_BITS.get(arrow_type)
+        self.float32 = arrow_type == pa.float32()
+        self.decimal = pa.types.is_decimal(arrow_type)
+
+    def _num(self, value: Any) -> Any:
+        return np.float32(value) if self.float32 else value
+
+    def _out(self, value: Any) -> Any:
+        if self.bits is not None:
+            return _wrap(value, self.bits)
+        if isinstance(value, np.floating):
+            return float(value)
+        return value
+
+    def _fold_numbers(
+        self,
+        values: pa.Array,
+        present: np.ndarray,
+        retract: np.ndarray,
+        groups: Groups,
+        step: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+        first: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> pa.Array:
+        """Fold rank by rank over all groups at once: rank j of every group with more than j
+        rows is one vector operation, so records combine in exactly Java's order."""
+        dtype = np.float32 if self.float32 else (np.float64 if self.bits is None else np.int64)
+        numbers = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False)).astype(dtype)
+        ok = present & valid_of(values)
+        lengths = groups.lengths
+        order = np.argsort(-lengths, kind="stable")
+        descending = -lengths[order]
+        starts = groups.starts[order]
+        acc = np.zeros(len(groups), dtype)
+        has = np.zeros(len(groups), bool)
+        with np.errstate(all="ignore"):
+            for j in range(int(lengths.max()) if len(lengths) else 0):
+                m = int(np.searchsorted(descending, -j, side="left"))
+                rows = starts[:m] + j
+                x, r, use = numbers[rows], retract[rows], ok[rows]
+                a, h = acc[:m], has[:m]
+                new = np.where(h, step(a, x, r, use & h), first(x, r))
+                acc[:m] = np.where(use, new, a)
+                has[:m] = h | use
+        result = np.empty_like(acc)
+        result[order] = acc
+        valid = np.empty_like(has)
+        valid[order] = has
+        if self.bits is not None:
+            result = _wrap_array(result, self.bits).astype(_NUMPY_INT[self.bits])
+        return pa.array(result, type=self.arrow_type, mask=~valid)
+
+
+class SumAgg(_Arithmetic):
+    name = "sum"
+    supports_retract = True
+
+    def _add(self, a: Any, b: Any, sign: int) -> Any:
+        if self.decimal:
+            total = a + b if sign > 0 else a - b
+            precision = self.arrow_type.precision
+            if precision <= 18:
+                # Java adds the unscaled longs without a precision check: it would store a
+                # value wider than the column, which Arrow (and Spark) cannot hold.
+                if _from_big_decimal(total, precision, self.arrow_type.scale) is None:
+                    raise MergeError(
+                        f"sum of DECIMAL({precision}, {self.arrow_type.scale}) column "
+                        f"'{self.field}' overflows: {total}"
+                    )
+                return total
+            return _from_big_decimal(total, precision, self.arrow_type.scale)
+        a, b = self._num(a), self._num(b)
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan), as Java's
+            return self._out(a + b if sign > 0 else a - b)
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return self._add(acc, value, 1)
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            if acc is not None:
+                return acc
+            return None if value is None else self._out(-self._num(value))
+        return self._add(acc, value, -1)
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        if self.decimal:
+            return super().reduce(values, present, retract, groups)
+        if self.bits is not None:
+            ok = present & valid_of(values)
+            numbers = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False))
+            signed = np.where(retract, -numbers.astype(np.int64), numbers.astype(np.int64))
+            with np.errstate(all="ignore"):
+                total = np.add.reduceat(np.where(ok, signed, 0), groups.starts)
+            result = _wrap_array(total, self.bits).astype(_NUMPY_INT[self.bits])
+            return pa.array(result, type=self.arrow_type, mask=~groups.any(ok))
+        return self._fold_numbers(
+            values,
+            present,
+            retract,
+            groups,
+            lambda a, x, r, _: np.where(r, a - x, a + x),
+            lambda x, r: np.where(r, -x, x),
+        )
+
+
+class ProductAgg(_Arithmetic):
+    name = "product"
+    supports_retract = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        if self.decimal:
+            return _from_big_decimal(
+                _WIDE.multiply(acc, value), self.arrow_type.precision, self.arrow_type.scale
+            )
+        with np.errstate(all="ignore"):
+            return self._out(self._num(acc) * self._num(value))
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc  # Paimon 0.9: a retraction onto nothing
+        if self.decimal:
+            context = decimal.Context(prec=120, traps=[decimal.Inexact, decimal.DivisionByZero])
+            try:
+                quotient = context.divide(acc, value)
+            except decimal.Inexact:
+                raise MergeError(
+                    f"Non-terminating decimal expansion; no exact representable decimal result "
+                    f"(product retraction of '{self.field}': {acc} / {value})"
+                ) from None
+            except (decimal.DivisionByZero, decimal.InvalidOperation):
+                raise MergeError("Division by zero") from None
+            return _from_big_decimal(quotient, self.arrow_type.precision, self.arrow_type.scale)
+        if self.bits is not None:
+            return _wrap(_java_div(acc, value), self.bits)
+        with np.errstate(all="ignore"):
+            return self._out(np.divide(self._num(acc), self._num(value)))
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        if self.decimal:
+            return super().reduce(values, present, retract, groups)
+        if self.bits is not None:
+            ok = present & valid_of(values)
+            if (ok & retract).any():
+                return super().reduce(values, present, retract, groups)
+            numbers = np.asarray(pc.fill_null(values, 1).to_numpy(zero_copy_only=False))
+            with np.errstate(all="ignore"):
+                total = np.multiply.reduceat(
+                    np.where(ok, numbers.astype(np.int64), 1), groups.starts
+                )
+            result = _wrap_array(total, self.bits).astype(_NUMPY_INT[self.bits])
+            return pa.array(result, type=self.arrow_type, mask=~groups.any(ok))
+        return self._fold_numbers(
+            values,
+            present,
+            retract,
+            groups,
+            lambda a, x, r, _: np.where(r, a / x, a * x),
+            lambda x, r: x,
+        )
+
+
+# ---------------------------------------------------------------------- booleans
+
+
+class _BoolAgg(FieldAggregator):
+    conjunction: ClassVar[bool] = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return acc if value is None else value
+        return (acc and value) if self.conjunction else (acc or value)
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        self.check_retract(present, retract)
+        ok = present & valid_of(values)
+        bools = np.asarray(pc.fill_null(values, self.conjunction).to_numpy(zero_copy_only=False))
+        bools = np.where(ok, bools.astype(bool), self.conjunction)
+        reduce = np.logical_and if self.conjunction else np.logical_or
+        result = reduce.reduceat(bools, groups.starts) if len(groups) else bools[:0]
+        return pa.array(result, type=pa.bool_(), mask=~groups.any(ok))
+
+
+class BoolAndAgg(_BoolAgg):
+    name = "bool_and"
+
+
+class BoolOrAgg(_BoolAgg):
+    name = "bool_or"
+    conjunction = False
+
+
+# ------------------------------------------------------------------------ strings
+
+
+class ListaggAgg(FieldAggregator):
+    """Non-null strings joined with the delimiter; with ``fields.<f>.distinct`` (Paimon 1.x)
+    tokens already present and blank tokens are skipped."""
+
+    name = "listagg"
+
+    def __init__(
+        self,
+        field: str,
+        data_type: DataType,
+        arrow_type: pa.DataType,
+        delimiter: str,
+        distinct: bool,
+    ) -> None:
+        super().__init__(field, data_type, arrow_type)
+        self.delimiter = delimiter
+        self.distinct = distinct
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if not self.distinct:
+            if value is None or acc is None:
+                return acc if value is None else value
+            return acc + self.delimiter + value
+        if value is None or not value.strip():
+            return acc
+        if acc is None or not acc.strip():
+            return value
+        seen = set(acc.split(self.delimiter))
+        out = [acc]
+        for token in value.split(self.delimiter):
+            if not token.strip() or token in seen:
+                continue
+            seen.add(token)
+            out.append(token)
+        return self.delimiter.join(out)
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        if self.distinct:
+            return super().reduce(values, present, retract, groups)
+        self.check_retract(present, retract)
+        ok = present & valid_of(values)
+        counts = groups.count(ok)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+        chosen = values.take(pa.array(np.flatnonzero(ok))).cast(pa.string())
+        lists = pa.ListArray.from_arrays(pa.array(offsets), chosen)
+        joined = pc.binary_join(lists, self.delimiter)
+        return pc.if_else(pa.array(counts > 0), joined, pa.scalar(None, pa.string())).cast(
+            self.arrow_type
+        )
+
+
+# ------------------------------------------------------------------ nested values
+
+
+class CollectAgg(FieldAggregator):
+    """Arrays concatenated (``distinct``: each element once); retraction removes one
+    occurrence of each retracted element."""
+
+    name = "collect"
+    supports_retract = True
+
+    def __init__(
+        self, field: str, data_type: DataType, arrow_type: pa.DataType, distinct: bool
+    ) -> None:
+        super().__init__(field, data_type, arrow_type)
+        self.distinct = distinct
+
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
+        return self.agg(acc, value)  # as Java: the accumulator is already distinct
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None and value is None:
+            return None
+        if (acc is None or value is None) and not self.distinct:
+            return value if acc is None else acc
+        out = list(acc or [])
+        if not self.distinct:
+            return out + list(value or [])
+        result: list[Any] = []
+        for element in [*out, *(value or [])]:
+            if element not in result:
+                result.append(element)
+        return result
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return None
+        pending = list(value or [])
+        out = []
+        for element in acc:
+            if element in pending:
+                pending.remove(element)
+            else:
+                out.append(element)
+        return out
+
+
+class MergeMapAgg(FieldAggregator):
+    """Maps merged, later entries replacing earlier ones; retraction removes the keys."""
+
+    name = "merge_map"
+    supports_retract = True
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = dict(acc)
+        merged.update(value)
+        return list(merged.items())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return None
+        gone = {k for k, _ in value or []}
+        return [(k, v) for k, v in acc if k not in gone]
+
+
+class NestedUpdateAgg(FieldAggregator):
+    """ARRAY<ROW> rows collected; with ``fields.<f>.nested-key`` a row replaces the row of the
+    same nested key. Retraction removes equal rows (by nested key when one is set)."""
+
+    name = "nested_update"
+    supports_retract = True
+
+    def __init__(
+        self, field: str, data_type: DataType, arrow_type: pa.DataType, nested_key: tuple[str, ...]
+    ) -> None:
+        super().__init__(field, data_type, arrow_type)
+        assert data_type.element is not None and data_type.element.fields is not None
+        names = [f.name for f in data_type.element.fields]
+        missing = [k for k in nested_key if k not in names]
+        if missing:
+            raise MergeError(f"Nested key {missing} of field '{field}' not in {names}")
+        self.nested_key = nested_key
+
+    def _key(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(row[k] for k in self.nested_key)
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        rows = [*acc, *value]
+        if not self.nested_key:
+            return rows
+        by_key: dict[tuple[Any, ...], Any] = {}
+        for row in rows:
+            by_key[self._key(row)] = row
+        return list(by_key.values())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return acc
+        if not self.nested_key:
+            return [row for row in acc if row not in value]
+        gone = {self._key(row) for row in value}
+        return [row for row in acc if self._key(row) not in gone]
+
+
+class RoaringBitmap32Agg(FieldAggregator):
+    """``rbm32``: the union of serialized 32-bit RoaringBitmaps, serialized as Java does
+    (run-optimized portable format), through ``pyroaring``."""
+
+    name = "rbm32"
+
+    def __init__(self, field: str, data_type: DataType, arrow_type: pa.DataType) -> None:
+        super().__init__(field, data_type, arrow_type)
+        try:
+            from pyroaring import BitMap
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise UnsupportedFeature(
+                f"Aggregate function 'rbm32' of field '{field}' needs the pyroaring package"
+            ) from None
+        self.bitmap = BitMap
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        union = self.bitmap.deserialize(acc) | self.bitmap.deserialize(value)
+        union.run_optimize()
+        return union.serialize()
+
+
+_SIMPLE: dict[str, type[FieldAggregator]] = {
+    "sum": SumAgg,
+    "product": ProductAgg,
+    "max": MaxAgg,
+    "min": MinAgg,
+    "last_value": LastValueAgg,
+    "last_non_null_value": LastNonNullValueAgg,
+    "first_value": FirstValueAgg,
+    "first_non_null_value": FirstNonNullValueAgg,
+    "first_not_null_value": FirstNonNullValueAgg,
+    "bool_and": BoolAndAgg,
+    "bool_or": BoolOrAgg,
+    "merge_map": MergeMapAgg,
+    "rbm32": RoaringBitmap32Agg,
+    "primary-key": PrimaryKeyAgg,
+}
+_NOT_IMPLEMENTED = frozenset(
+    {"theta_sketch", "hll_sketch", "rbm64", "merge_map_with_keytime", "nested_partial_update"}
+)
+
+
+def create_aggregator(
+    function: str,
+    field: str,
+    data_type: DataType,
+    arrow_type: pa.DataType,
+    config: FieldAggregation,
+) -> FieldAggregator:
+    """Java's ``FieldAggregator.createFieldAggregator``: ``function`` on ``field``, wrapped to
+    ignore retractions when ``fields.<f>.ignore-retract`` is set.
+
+    Raises:
+        SchemaError: the function cannot take the column's type (Java's messages).
+        UnsupportedFeature: a function this implementation does not have.
+    """
+    if function in _NOT_IMPLEMENTED:
+        raise UnsupportedFeature(
+            f"Aggregate function '{function}' (field '{field}') is not supported by this "
+            "implementation"
+        )
+    check_aggregate_type(function, field, data_type)
+    aggregator: FieldAggregator
+    if function == "listagg":
+        aggregator = ListaggAgg(field, data_type, arrow_type, config.delimiter, config.distinct)
+    elif function == "collect":
+        aggregator = CollectAgg(field, data_type, arrow_type, config.distinct)
+    elif function == "nested_update":
+        aggregator = NestedUpdateAgg(field, data_type, arrow_type, config.nested_key)
+    elif function in _SIMPLE:
+        aggregator = _SIMPLE[function](field, data_type, arrow_type)
+    else:
+        raise UnsupportedFeature(
+            f"Use unsupported aggregation: {function} or spell aggregate function incorrectly!"
+        )
+    if config.ignore_retract:
+        aggregator = IgnoreRetractAgg(aggregator)
+    return aggregator
