@@ -18,10 +18,12 @@ import pyarrow.compute as pc
 
 from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
 from paimon_core.format.data_files import read_data_file
+from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
 from paimon_core.operations.arrow_sort import sort_indices_nulls_first
+from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
@@ -35,6 +37,7 @@ VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
+_DV_CACHE_SPLITS = 64
 # +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
 # imports pandas (0.5 s), which the metadata-only shell path must not pay.
 _ADDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([0, 2]))])
@@ -74,10 +77,8 @@ class TableRead:
                     f"Reading primary-key tables with 'merge-engine' = '{engine}' is not "
                     "supported (only 'deduplicate')"
                 )
-        if options.deletion_vectors_enabled:
-            raise UnsupportedFeature(
-                "Reading tables with 'deletion-vectors.enabled' = 'true' is not supported"
-            )
+        # Deletion vectors of the splits read last (a split's files share one index file).
+        self._dv_cache: dict[tuple[DeletionFile, ...], dict[str, DeletionVector]] = {}
         self.key_ids = [self.schema.field(k).id for k in self.schema.trimmed_primary_keys]
         self.sequence_ids = [self.schema.field(k).id for k in options.sequence_field]
 
@@ -129,6 +130,17 @@ class TableRead:
 
     # ----------------------------------------------------------------------- internals
 
+    def _deletion_vector(self, split: Split, file_name: str) -> DeletionVector | None:
+        """The deletion vector of one file of ``split`` (all of the split's read at once)."""
+        vectors = self._dv_cache.get(split.deletion_files)
+        if vectors is None:
+            if len(self._dv_cache) >= _DV_CACHE_SPLITS:
+                self._dv_cache.clear()
+            index = deletion_vectors_index(self.table)
+            vectors = index.read_many(list(split.deletion_files))
+            self._dv_cache[split.deletion_files] = vectors
+        return vectors.get(file_name)
+
     def _file_schema(self, schema_id: int) -> TableSchema:
         schema = self._schemas.get(schema_id)
         if schema is None:
@@ -148,8 +160,10 @@ class TableRead:
         read_fields = [*fields, *dict.fromkeys(extra)]
         system = (SEQUENCE_NUMBER, VALUE_KIND)
         tables = [self._read_file(split, f, read_fields, system) for f in split.files]
-        if len(tables) == 1:
-            merged = tables[0]  # keys are unique within one file
+        if len(tables) == 1 or _raw_convertible(split, self.table):
+            # Keys are unique within one file; with deletion vectors, across the files of
+            # levels > 0 without retractions too (Java's rawConvertible splits).
+            merged = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             merged = self._deduplicate(pa.concat_tables(tables), by_id)
         merged = merged.filter(pc.is_in(merged.column(VALUE_KIND), value_set=_ADDS))
@@ -223,6 +237,8 @@ class TableRead:
             (file_fields[f.id].name, file_fields[f.id].type) for f in fields if f.id in file_fields
         ]
         raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in system)])
+        if split.deletion_files:
+            raw = apply_deletion_vector(raw, self._deletion_vector(split, meta.file_name))
         arrays: list[pa.ChunkedArray | pa.Array] = []
         out: list[pa.Field] = []
         for f in fields:
@@ -242,6 +258,15 @@ class TableRead:
             arrays.append(column if column.type == target else column.cast(target))
             out.append(pa.field(name, target, False))
         return pa.Table.from_arrays(arrays, schema=pa.schema(out))
+
+
+def _raw_convertible(split: Split, table: FileStoreTable) -> bool:
+    """Java's rule (``MergeTreeSplitGenerator.splitForBatch``) for reading a primary-key
+    split of a deletion-vector table file by file, without merging: every file is above
+    level 0 and holds no retraction (``_DELETE_ROW_COUNT`` = 0, known)."""
+    return table.options.deletion_vectors_enabled and all(
+        f.level > 0 and f.delete_row_count == 0 for f in split.files
+    )
 
 
 def _has_row(t: DataType) -> bool:
