@@ -111,9 +111,7 @@ class DeletionVector:
         return mask
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, DeletionVector) and np.array_equal(
-            self.positions, other.positions
-        )
+        return isinstance(other, DeletionVector) and np.array_equal(self.positions, other.positions)
 
     def __hash__(self) -> int:
         return hash(self.positions.tobytes())
@@ -236,8 +234,7 @@ class DeletionVectorsIndexFile:
         if not data or data[0] != VERSION_ID_V1:
             found = data[0] if data else "nothing"
             raise DeletionVectorUnreadable(
-                f"Deletion vector file {path} is corrupt: version {found}, expected "
-                f"{VERSION_ID_V1}"
+                f"Deletion vector file {path} is corrupt: version {found}, expected {VERSION_ID_V1}"
             )
         return data
 

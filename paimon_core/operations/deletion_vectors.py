@@ -298,9 +298,7 @@ def delete_positions(
     from paimon_core.exceptions import InvalidArgument
 
     if not table.options.deletion_vectors_enabled:
-        raise InvalidArgument(
-            "Deleting rows by position needs 'deletion-vectors.enabled' = 'true'"
-        )
+        raise InvalidArgument("Deleting rows by position needs 'deletion-vectors.enabled' = 'true'")
     if snapshot is None:
         snapshot = table.latest_snapshot()
     messages = []
