@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
-_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+ROW_POSITION = "_ROW_POSITION"
+"""A row's position in its data file (what deletion vectors record); read on request."""
+_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8(), ROW_POSITION: pa.int64()}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
 _DV_CACHE_SPLITS = 64
 # +I and +U survive a merge; -U and -D retract. Built from bytes: `pa.array` of a list
@@ -127,6 +129,21 @@ class TableRead:
             table = self._read_split(split, columns)
             if table.num_rows:
                 yield from (table if columns is projection else table.select([])).to_batches()
+
+    def to_arrow_with_positions(
+        self, split: Split, projection: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of an append-table split with ``_ROW_POSITION``, each row's position in
+        its data file (deleted rows left out): what a DELETE needs to write deletion vectors.
+        Read with ``split.with_files`` of one file to know which file a row is in."""
+        if self.table.is_primary_key_table:
+            raise InvalidArgument("Row positions are read from append tables only")
+        fields = self.output_fields(projection)
+        tables = [self._read_file(split, f, fields, (ROW_POSITION,)) for f in split.files]
+        if not tables:
+            schema = self.output_schema(projection)
+            return schema.append(pa.field(ROW_POSITION, pa.int64(), False)).empty_table()
+        return pa.concat_tables(tables)
 
     # ----------------------------------------------------------------------- internals
 
@@ -236,7 +253,10 @@ class TableRead:
         present = [
             (file_fields[f.id].name, file_fields[f.id].type) for f in fields if f.id in file_fields
         ]
-        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in system)])
+        stored = [n for n in system if n != ROW_POSITION]
+        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in stored)])
+        if ROW_POSITION in system:
+            raw = raw.append_column(ROW_POSITION, pa.array(np.arange(raw.num_rows)))
         if split.deletion_files:
             raw = apply_deletion_vector(raw, self._deletion_vector(split, meta.file_name))
         arrays: list[pa.ChunkedArray | pa.Array] = []
