@@ -133,16 +133,21 @@ class TableRead:
     def to_arrow_with_positions(
         self, split: Split, projection: Sequence[str] | None = None
     ) -> pa.Table:
-        """The rows of an append-table split with ``_ROW_POSITION``, each row's position in
-        its data file (deleted rows left out): what a DELETE needs to write deletion vectors.
-        Read with ``split.with_files`` of one file to know which file a row is in."""
-        if self.table.is_primary_key_table:
-            raise InvalidArgument("Row positions are read from append tables only")
+        """The rows of a split, file after file and unmerged, with ``_ROW_POSITION``, each
+        row's position in its data file (rows a deletion vector already deletes left out):
+        what a DELETE or a compaction needs to write deletion vectors. Primary-key tables
+        also get ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. Read ``split.with_files`` of one
+        file to know which file a row is in."""
         fields = self.output_fields(projection)
-        tables = [self._read_file(split, f, fields, (ROW_POSITION,)) for f in split.files]
+        system: tuple[str, ...] = (ROW_POSITION,)
+        if self.table.is_primary_key_table:
+            system = (SEQUENCE_NUMBER, VALUE_KIND, ROW_POSITION)
+        tables = [self._read_file(split, f, fields, system) for f in split.files]
         if not tables:
             schema = self.output_schema(projection)
-            return schema.append(pa.field(ROW_POSITION, pa.int64(), False)).empty_table()
+            for name in system:
+                schema = schema.append(pa.field(name, _SYSTEM_TYPES[name], False))
+            return schema.empty_table()
         return pa.concat_tables(tables)
 
     # ----------------------------------------------------------------------- internals

@@ -194,3 +194,23 @@ def test_deleting_by_position_needs_deletion_vectors(tmp_path: Path) -> None:
     table.write_arrow(kvd_batch([1]))
     with pytest.raises(InvalidArgument, match=r"deletion-vectors\.enabled"):
         delete_positions(table, {(b"", 0): {"x": [0]}})
+
+
+def test_rows_with_positions_leave_deleted_rows_out(tmp_path: Path) -> None:
+    table = kvd_table(str(tmp_path), options=DV, partition_keys=[])
+    table.write_arrow(kvd_batch([10, 11, 12]))
+    delete_keys(table, {11})
+    (split,) = table.new_scan().plan()
+    got = table.new_read().to_arrow_with_positions(split, ["k"])
+    assert got.column_names == ["k", "_ROW_POSITION"]
+    assert got.to_pylist() == [{"k": 10, "_ROW_POSITION": 0}, {"k": 12, "_ROW_POSITION": 2}]
+    pk = kvd_table(str(tmp_path / "pk"), primary_keys=["k"], partition_keys=[])
+    pk.write_arrow(kvd_batch([1, 2]))
+    pk.write_arrow(kvd_batch([2]))
+    (split,) = pk.new_scan().plan()
+    rows = pk.new_read().to_arrow_with_positions(split, ["k"]).to_pylist()
+    assert sorted((r["k"], r["_ROW_POSITION"], r["_SEQUENCE_NUMBER"]) for r in rows) == [
+        (1, 0, 0),
+        (2, 0, 2),
+        (2, 1, 1),
+    ]
