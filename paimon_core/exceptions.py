@@ -85,3 +85,11 @@ class DataFileUnreadable(PaimonError):
 class AtomicCreateUnsupported(UnsupportedFeature):
     """The warehouse's file system cannot create a file only if it is absent, so two
     committers could both publish the same ``snapshot-N``: publishing is refused instead."""
+
+
+class DeletionVectorUnreadable(MetadataFormatError):
+    """A deletion-vector index file that is missing, truncated, of an unknown version, or
+    whose size, magic number or checksum does not match its index-manifest entry.
+
+    Read as "no deletions" it would bring deleted rows back: reads stop instead, naming the
+    file."""

@@ -13,7 +13,11 @@ As Paimon-Spark does:
   the distributed read path and written back as retractions (RowKind ``-D``) through the
   distributed writer, in one APPEND snapshot (``performPrimaryKeyDelete``). Whole rows are
   written, not only keys, so NOT NULL value columns keep a value.
-* ``DELETE FROM t WHERE c`` on an append table, by copy-on-write (``performNonPrimaryKeyDelete``
+* ``DELETE FROM t WHERE c`` on an append table with ``deletion-vectors.enabled``: the
+  positions of the matching rows in their files are found on the executors and marked in the
+  files' deletion vectors, in one OVERWRITE snapshot; no data file is rewritten (Paimon-Spark's
+  ``performNonPrimaryKeyDelete`` with deletion vectors).
+* ``DELETE FROM t WHERE c`` on another append table, by copy-on-write (``performNonPrimaryKeyDelete``
   without deletion vectors): the live files holding a row satisfying ``c`` are found by
   reading each file on the executors, their other rows (``NOT (c <=> true)``, so rows where
   ``c`` is NULL stay) are written again, and the old files are deleted in the same commit
@@ -29,6 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import PySparkException
+from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
 
@@ -37,6 +42,7 @@ from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.rowlevel import (
     DELETE,
+    FILE_INDEX,
     Reader,
     Target,
     deleted_files,
@@ -103,6 +109,8 @@ def delete(spark: SparkSession, target: Target, tree: exp.Delete, read: Reader) 
             return table.new_commit().truncate_table()
         return table.new_commit().truncate_partitions(specs) if specs else None
     if not table.schema.primary_keys:
+        if table.options.deletion_vectors_enabled:
+            return _delete_with_vectors(spark, target, predicate, shown)
         return _copy_on_write(spark, target, predicate, shown)
     _check_retractable(table, shown)
     select = exp.select(exp.Star()).from_(tree.this.copy()).where(predicate.copy())
@@ -169,6 +177,46 @@ def _copy_on_write(
         .filter(spark_expr(keep))
     )
     return write_dataframe(table, kept, deleted=deleted_files(table, splits))
+
+
+def _delete_with_vectors(
+    spark: SparkSession, target: Target, predicate: exp.Expr, shown: str
+) -> int | None:
+    """Mark the matching rows of the latest snapshot deleted in deletion vectors, one
+    commit, no data file rewritten; None when no row matches.
+
+    The executors read each file with its rows' positions and evaluate the predicate; the
+    positions of the matches come back to the driver, which merges them into the vectors
+    the snapshot has and commits the new index files."""
+    from sql_ext.datapath.read import ROW_POSITION_COLUMN, plan_read
+
+    if predicate.find(exp.Select, exp.Subquery) is not None:
+        raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
+    table = target.table
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    plan = replace(plan_read(table, snapshot), row_positions=True)  # one split per file
+    condition = target.requalify(predicate)
+    candidates = file_frames(spark, plan, range(len(plan.splits)))
+    if candidates is None:
+        return None
+    try:
+        with quiet_query_logs():
+            hits = candidates.alias(target.alias).filter(spark_expr(condition))
+            found = hits.groupBy(FILE_INDEX).agg(F.collect_list(ROW_POSITION_COLUMN)).collect()
+    except PySparkException as e:
+        raise SqlError(f"DELETE FROM {shown}: invalid WHERE: {first_line(e)}") from None
+    deletions: dict[tuple[bytes, int], dict[str, list[int]]] = {}
+    for index, positions in found:
+        split = plan.splits[index]
+        (meta,) = split.files
+        deletions.setdefault((split.partition, split.bucket), {})[meta.file_name] = positions
+    if not deletions:
+        return None
+    from paimon_core.operations.deletion_vectors import delete_positions
+
+    return delete_positions(table, deletions, snapshot)
 
 
 def _on_partitions_only(table: FileStoreTable, predicate: exp.Expr) -> bool:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from paimon_core.exceptions import CommitConflict, CommitFileMissing, InvalidArgument
 from paimon_core.format.binary_row import deserialize_row
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
 from paimon_core.format.manifest import (
     FileKind,
     IndexManifestEntry,
@@ -37,6 +38,7 @@ from paimon_core.format.statistics import (
     write_statistics,
 )
 from paimon_core.io.fileio import LocalFileIO
+from paimon_core.operations.deletion_vectors import is_unaware_dv
 from paimon_core.operations.dynamic_bucket import index_file_path
 from paimon_core.operations.live_files import LiveFiles, checkout, cover, give_back
 from paimon_core.operations.manifest_merge import ManifestMerger
@@ -131,8 +133,10 @@ class FileStoreCommit:
         if not entries and not new_index and not deleted_index:
             return None
         has_delete = any(e.kind == FileKind.DELETE for e in entries)
+        # Deletion-vector changes delete rows: an OVERWRITE commit, as Paimon 1.x upgrades it.
+        has_dv = any(i.index_type == DELETION_VECTORS_INDEX for i in new_index + deleted_index)
         changes = _Changes(entries, new_index, deleted_index)
-        kind = CommitKind.OVERWRITE if has_delete else CommitKind.APPEND
+        kind = CommitKind.OVERWRITE if has_delete or has_dv else CommitKind.APPEND
         return self._commit_with_retry(
             lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
         )
@@ -542,8 +546,16 @@ class FileStoreCommit:
             yield index_file_path(self.table.path, i)  # where the writer put it
 
     def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:
+        """The full index state after ``changes`` (Java's ``IndexManifestFileHandler``): a
+        new file replaces the one of its (partition, bucket, type), except the deletion-vector
+        files of bucket-unaware append tables, which are combined by file name."""
+        by_name = is_unaware_dv(self.table)
         deleted = {i.file_name for i in changes.deleted_index}
-        replaced = {(i.partition, i.bucket, i.index_type) for i in changes.new_index}
+        replaced = {
+            (i.partition, i.bucket, i.index_type)
+            for i in changes.new_index
+            if not (by_name and i.index_type == DELETION_VECTORS_INDEX)
+        }
         kept = [
             i
             for i in self._index_entries(latest)

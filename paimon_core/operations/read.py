@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
-from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, InvalidArgument
 from paimon_core.format.data_files import read_data_file
+from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
+from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
@@ -34,8 +37,11 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 KEY_PREFIX = "_KEY_"
-_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+ROW_POSITION = "_ROW_POSITION"
+"""A row's position in its data file (what deletion vectors record); read on request."""
+_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8(), ROW_POSITION: pa.int64()}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
+_DV_CACHE_SPLITS = 64
 
 
 def data_file_path(
@@ -64,12 +70,9 @@ class TableRead:
         self.table = table
         self.schema = table.schema
         self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
-        options = table.options
-        if options.deletion_vectors_enabled:
-            raise UnsupportedFeature(
-                "Reading tables with 'deletion-vectors.enabled' = 'true' is not supported"
-            )
         self.merge = key_value_merge(self.schema) if table.is_primary_key_table else None
+        # Deletion vectors of the splits read last (a split's files share one index file).
+        self._dv_cache: dict[tuple[DeletionFile, ...], dict[str, DeletionVector]] = {}
 
     # ------------------------------------------------------------------------- public
 
@@ -130,11 +133,42 @@ class TableRead:
             return self._file_arrow_schema(fields, system).empty_table()
         return pa.concat_tables(tables)
 
+    def to_arrow_with_positions(
+        self, split: Split, projection: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of a split, file after file and unmerged, with ``_ROW_POSITION``, each
+        row's position in its data file (rows a deletion vector already deletes left out):
+        what a DELETE or a compaction needs to write deletion vectors. Primary-key tables
+        also get ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. Read ``split.with_files`` of one
+        file to know which file a row is in."""
+        fields = self.output_fields(projection)
+        system: tuple[str, ...] = (ROW_POSITION,)
+        if self.table.is_primary_key_table:
+            system = (SEQUENCE_NUMBER, VALUE_KIND, ROW_POSITION)
+        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        if not tables:
+            schema = self.output_schema(projection)
+            for name in system:
+                schema = schema.append(pa.field(name, _SYSTEM_TYPES[name], False))
+            return schema.empty_table()
+        return pa.concat_tables(tables)
+
     # ----------------------------------------------------------------------- internals
 
     def _file_arrow_schema(self, fields: Sequence[DataField], system: Sequence[str]) -> pa.Schema:
         columns = [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in fields]
         return pa.schema(columns + [pa.field(n, _SYSTEM_TYPES[n], False) for n in system])
+
+    def _deletion_vector(self, split: Split, file_name: str) -> DeletionVector | None:
+        """The deletion vector of one file of ``split`` (all of the split's read at once)."""
+        vectors = self._dv_cache.get(split.deletion_files)
+        if vectors is None:
+            if len(self._dv_cache) >= _DV_CACHE_SPLITS:
+                self._dv_cache.clear()
+            index = deletion_vectors_index(self.table)
+            vectors = index.read_many(list(split.deletion_files))
+            self._dv_cache[split.deletion_files] = vectors
+        return vectors.get(file_name)
 
     def _file_schema(self, schema_id: int) -> TableSchema:
         schema = self._schemas.get(schema_id)
@@ -155,8 +189,10 @@ class TableRead:
         read_fields = [*fields, *(by_name[n] for n in extra)]
         system = (SEQUENCE_NUMBER, VALUE_KIND)
         tables = [self._read_file(split, f, read_fields, system) for f in split.files]
-        if len(tables) == 1:
-            merged = drop_retractions(tables[0])  # keys are unique within one file
+        if len(tables) == 1 or _raw_convertible(split, self.table):
+            # Keys are unique within one file; with deletion vectors, across the files of
+            # levels > 0 too (Java's rawConvertible splits).
+            merged = drop_retractions(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
         else:
             # Keys compare in Java's order (``float_order``): all NaN keys are one key and
             # -0.0 and 0.0 are two.
@@ -209,7 +245,12 @@ class TableRead:
         present = [
             (file_fields[f.id].name, file_fields[f.id].type) for f in fields if f.id in file_fields
         ]
-        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in system)])
+        stored = [n for n in system if n != ROW_POSITION]
+        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in stored)])
+        if ROW_POSITION in system:
+            raw = raw.append_column(ROW_POSITION, pa.array(np.arange(raw.num_rows)))
+        if split.deletion_files:
+            raw = apply_deletion_vector(raw, self._deletion_vector(split, meta.file_name))
         arrays: list[pa.ChunkedArray | pa.Array] = []
         out: list[pa.Field] = []
         for f in fields:
@@ -229,6 +270,15 @@ class TableRead:
             arrays.append(column if column.type == target else column.cast(target))
             out.append(pa.field(name, target, False))
         return pa.Table.from_arrays(arrays, schema=pa.schema(out))
+
+
+def _raw_convertible(split: Split, table: FileStoreTable) -> bool:
+    """Java's rule (``MergeTreeSplitGenerator.splitForBatch``) for reading a primary-key
+    split of a deletion-vector table file by file, without merging: every file is above
+    level 0 and holds no retraction (``_DELETE_ROW_COUNT`` = 0, known)."""
+    return table.options.deletion_vectors_enabled and all(
+        f.level > 0 and f.delete_row_count == 0 for f in split.files
+    )
 
 
 def _has_row(t: DataType) -> bool:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.deletion_vectors import DeletionFile
 from paimon_core.format.manifest import (
     DataFileMeta,
     FileKind,
@@ -26,6 +27,7 @@ from paimon_core.format.manifest import (
     gc_paused,
 )
 from paimon_core.format.stats import ColumnStats, decode_stats
+from paimon_core.operations.deletion_vectors import snapshot_deletion_files
 from paimon_core.operations.time_travel import resolve_snapshot
 
 if TYPE_CHECKING:
@@ -39,17 +41,34 @@ OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null"
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """The live files of one (partition, bucket) of a snapshot: the unit of reading."""
+    """The live files of one (partition, bucket) of a snapshot: the unit of reading.
+
+    ``deletion_files``: the deletion vectors of those files that have one (tables with
+    ``deletion-vectors.enabled``), found by data file name; a reader drops their rows."""
 
     partition: bytes
     partition_values: tuple
     bucket: int
     files: tuple[DataFileMeta, ...]
     snapshot_id: int | None
+    deletion_files: tuple[DeletionFile, ...] = ()
 
     @property
     def row_count(self) -> int:
+        """Rows of the files, deleted rows included (as Java's ``DataSplit.rowCount``)."""
         return sum(f.row_count for f in self.files)
+
+    def deletion_file(self, file_name: str) -> DeletionFile | None:
+        for d in self.deletion_files:
+            if d.data_file_name == file_name:
+                return d
+        return None
+
+    def with_files(self, files: Sequence[DataFileMeta]) -> Split:
+        """This split narrowed to ``files``, with their deletion vectors only."""
+        names = {f.file_name for f in files}
+        deletion = tuple(d for d in self.deletion_files if d.data_file_name in names)
+        return replace(self, files=tuple(files), deletion_files=deletion)
 
 
 def _coerce(literal: Any, sample: Any) -> Any:
@@ -458,10 +477,12 @@ class TableScan:
         with gc_paused():
             entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
             keep = self._file_filter(predicate) if predicate else None
-            # Java's batchScanSkipLevel0: first-row tables are compacted with lookup after
-            # every commit, and their level-0 files (not yet deduplicated) stay unread.
-            skip_level0 = (
-                self.table.is_primary_key_table and self.table.options.merge_engine == "first-row"
+            # Java's batchScanSkipLevel0: first-row tables and primary-key tables with
+            # deletion vectors are compacted (with lookup) after every commit, and their
+            # level-0 files, not yet deduplicated, stay unread.
+            options = self.table.options
+            skip_level0 = self.table.is_primary_key_table and (
+                options.merge_engine == "first-row" or options.deletion_vectors_enabled
             )
             groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
             for e in entries:
@@ -475,7 +496,24 @@ class TableScan:
                 else:
                     files.append(e.file)
             sid = snapshot.snapshot_id
-            return [
+            splits = [
                 Split(part, self.partition_values(part), bucket, tuple(files), sid)
                 for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
             ]
+        if self.table.options.deletion_vectors_enabled and splits:
+            splits = self._with_deletion_files(snapshot, splits)
+        return splits
+
+    def _with_deletion_files(self, snapshot: Snapshot, splits: list[Split]) -> list[Split]:
+        """``splits`` with the deletion vectors ``snapshot`` has for their files."""
+        index = snapshot_deletion_files(self.table, snapshot)
+        if not index:
+            return splits
+        out = []
+        for split in splits:
+            bucket = index.get((split.partition, split.bucket))
+            if bucket:
+                found = tuple(bucket[f.file_name] for f in split.files if f.file_name in bucket)
+                split = replace(split, deletion_files=found)
+            out.append(split)
+        return out

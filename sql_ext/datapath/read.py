@@ -45,6 +45,7 @@ PLAN_OPTION = "__paimon_read_plan"
 """The option carrying a driver-planned read (set by the session, never by users)."""
 WAREHOUSE_OPTION = "warehouse"
 TRAVEL_OPTIONS = (SCAN_VERSION, *SCAN_KEYS)
+ROW_POSITION_COLUMN = "__paimon_row_position"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class ReadPlan:
     columns: tuple[str, ...]
     splits: tuple[Split, ...]
     snapshot_id: int | None
+    row_positions: bool = False
+    """Also yield ``ROW_POSITION_COLUMN``, each row's position in its data file (append
+    tables; DELETE with deletion vectors). Such a plan is read by the ``paimon`` source."""
 
     @property
     def fields(self) -> list[DataField]:
@@ -64,7 +68,12 @@ class ReadPlan:
 
     @property
     def spark_schema(self) -> StructType:
-        return to_spark_schema(self.fields)
+        schema = to_spark_schema(self.fields)
+        if self.row_positions:
+            from pyspark.sql.types import LongType
+
+            schema = schema.add(ROW_POSITION_COLUMN, LongType(), False)
+        return schema
 
 
 def plan_read(
@@ -84,7 +93,7 @@ def plan_read(
         splits = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
     if not table.is_primary_key_table:
         # Files of an append table are independent: one task each spreads the work.
-        splits = [replace(s, files=(f,)) for s in splits for f in s.files]
+        splits = [s.with_files((f,)) for s in splits for f in s.files]
     sid = None if snapshot is None else snapshot.snapshot_id
     return ReadPlan(table, chosen, tuple(splits), sid)
 
@@ -105,8 +114,9 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     Append-table Parquet files whose columns Spark's own Parquet reader reads exactly (same
     names and types as the table's, local files) are read by it, with its column pruning and
     vectorised decoding; the rest go through the ``paimon`` source and the core's reader
-    (primary-key merges, renamed columns, TIME, nested types, and ORC and Avro files, which
-    need Paimon's type mapping: TIME as int, CHAR trimmed, Java's Avro schema). A plan of no columns
+    (primary-key merges, files with a deletion vector, renamed columns, TIME, nested types,
+    and ORC and Avro files, which need Paimon's type mapping: TIME as int, CHAR trimmed,
+    Java's Avro schema). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
     read_plan = plan
@@ -151,7 +161,7 @@ def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
     local = table.path.startswith("/") or table.path.startswith("file:")
     if (
         table.is_primary_key_table
-        or table.options.deletion_vectors_enabled
+        or plan.row_positions
         or not local
         or not all(_spark_reads(f) for f in fields)
     ):
@@ -172,8 +182,13 @@ def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
             path = meta.external_path or data_file_path(
                 table, split.partition_values, split.bucket, meta.file_name
             )
-            if not same or not meta.file_name.endswith(".parquet") or _GLOB.search(path):
-                rest.append(replace(split, files=(meta,)))
+            if (
+                not same
+                or not meta.file_name.endswith(".parquet")
+                or _GLOB.search(path)
+                or split.deletion_file(meta.file_name) is not None  # Spark would keep its rows
+            ):
+                rest.append(split.with_files((meta,)))
                 continue
             direct.append(path if "://" in path or path.startswith("file:") else "file://" + path)
     return direct, rest
@@ -308,6 +323,11 @@ class PaimonReader(DataSourceReader):
         plan = self.plan
         target = spark_arrow_schema(plan.spark_schema)
         read = plan.table.new_read()
+        if plan.row_positions:
+            data = read.to_arrow_with_positions(partition.split, list(plan.columns))
+            for batch in data.to_batches():
+                yield to_spark_arrow(batch, plan.fields, target)
+            return
         for batch in read.to_arrow_batches([partition.split], list(plan.columns)):
             yield to_spark_arrow(batch, plan.fields, target)
 
@@ -331,6 +351,7 @@ def to_spark_arrow(batch: pa.RecordBatch, fields: Sequence[DataField], target: p
         if column.type != want:
             column = column.cast(want)
         arrays.append(column)
+    arrays.extend(batch.column(i) for i in range(len(fields), len(target)))  # row positions
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 

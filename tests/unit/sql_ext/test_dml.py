@@ -135,6 +135,37 @@ def test_delete_on_append_table_rewrites_touched_files(
     assert len(snapshots(append)) == 4  # nothing matched: no snapshot
 
 
+def test_delete_on_append_table_with_deletion_vectors_rewrites_nothing(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    session.sql(
+        "CREATE TABLE db.t (id INT, dt STRING) PARTITIONED BY (dt)"
+        " TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
+    session.sql("INSERT INTO db.t VALUES (1, 'x'), (2, 'x'), (3, 'y'), (NULL, 'y')")
+    session.sql("INSERT INTO db.t VALUES (4, 'x'), (5, 'z')")
+    before = data_files(warehouse)
+    session.sql("DELETE FROM db.t AS a WHERE a.id = 1 OR id > 3")
+    session.sql("DELETE FROM db.t WHERE id = 2")
+    left = sorted([(None, "y"), (3, "y")], key=repr)
+    assert rows(session, "SELECT * FROM db.t") == left  # NULL id: the predicate is not true
+    assert data_files(warehouse) == before  # no data file written or removed
+    assert [kind for _, kind in snapshots(session)] == [
+        "APPEND",
+        "APPEND",
+        "OVERWRITE",
+        "OVERWRITE",
+    ]
+    assert rows(session, "SELECT * FROM db.t VERSION AS OF 3") == sorted(
+        [(2, "x"), (3, "y"), (None, "y")], key=repr
+    )
+    assert rows(session, "SELECT count(*) FROM db.t") == [(2,)]
+    java = oracle("read", warehouse, "db.t")
+    assert sorted(((r["id"], r["dt"]) for r in java), key=repr) == left
+    session.sql("DELETE FROM db.t WHERE id = 1")
+    assert len(snapshots(session)) == 4  # already deleted: no snapshot
+
+
 def test_delete_on_append_table_refusals_change_nothing(append: PaimonSession) -> None:
     with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: subqueries"):
         append.sql("DELETE FROM db.t WHERE id IN (SELECT 1)")

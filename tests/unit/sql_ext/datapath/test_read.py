@@ -426,3 +426,35 @@ def test_merge_engines_merge_on_executors(session: PaimonSession) -> None:
     session.sql("INSERT INTO pu VALUES (1, NULL, 'b1')")
     session.sql("DELETE FROM pu WHERE k = 2")
     assert rows(session, "SELECT * FROM pu") == [(1, "a1", "b1")]
+
+
+def test_files_with_deletion_vectors_go_through_the_paimon_source(warehouse: str) -> None:
+    """Spark's Parquet reader would return deleted rows: only files without a vector go to
+    it, and the executors' splits carry just their own file's vector."""
+    from paimon_core.catalog import FileSystemCatalog
+    from paimon_core.operations.deletion_vectors import delete_positions
+
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    table = catalog.create_table("db.dv", schema, options={"deletion-vectors.enabled": "true"})
+    for ids in ([1, 2], [3, 4], [5, 6]):
+        table.write_arrow(pa.table({"id": ids, "name": [str(i) for i in ids]}, schema=schema))
+    (split,) = table.new_scan().plan()
+    first, second = split.files[0].file_name, split.files[1].file_name
+    delete_positions(table, {(split.partition, split.bucket): {first: [0], second: [1]}})
+    table, snapshot = travel_table(table)
+    plan = read.plan_read(table, snapshot)
+    direct, rest = read._direct_files(plan)
+    assert len(direct) == 1 and len(rest) == 2
+    assert {s.files[0].file_name for s in rest} == {first, second}
+    for s in rest:
+        (deletion,) = s.deletion_files
+        assert deletion.data_file_name == s.files[0].file_name
+    positions = replace(plan, row_positions=True)
+    assert read._direct_files(positions) == ([], list(positions.splits))
+    got = read.PaimonReader(positions).read(read.SplitPartition(rest[0]))
+    batch = pa.Table.from_batches(list(got))
+    assert batch.column(read.ROW_POSITION_COLUMN).to_pylist() == (
+        [1] if rest[0].files[0].file_name == first else [0]
+    )
