@@ -115,6 +115,9 @@ class CallContext:
     catalog_name: str | None = None
     table_hook: Callable[[FileStoreTable, str, str], FileStoreTable] | None = None
     """Applied to every table a procedure loads (the session's dynamic options)."""
+    run_tasks: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None
+    """``(func, tasks) -> [func(task)...]`` where data work runs (Spark executors under
+    ``PaimonSession``); None: in this process."""
 
     def fail(self, message: str) -> ProcedureError:
         return ProcedureError(f"CALL sys.{self.procedure}: {message}")
@@ -502,6 +505,7 @@ def call_procedure(
     time_zone: str | dt.tzinfo | None = None,
     catalog_name: str | None = None,
     table_hook: Callable[[FileStoreTable, str, str], FileStoreTable] | None = None,
+    run_tasks: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
 ) -> ProcedureResult:
     """Run ``CALL sys.<name>(...)`` against ``catalog``.
 
@@ -515,6 +519,7 @@ def call_procedure(
         catalog_name: this catalog's name in Spark, for ``'catalog.db.t'`` identifiers.
         table_hook: ``(table, database, name) -> table`` applied to the tables the procedure
             loads, e.g. Spark's ``spark.paimon.*`` dynamic options.
+        run_tasks: where a procedure's data work runs (see ``CallContext.run_tasks``).
 
     Returns:
         The result columns (Paimon's first) and rows.
@@ -535,7 +540,9 @@ def call_procedure(
         )
     zone = resolve_time_zone(time_zone)
     args = bind_arguments(proc, named, positional, time_zone=zone)
-    context = CallContext(catalog, current_database, proc.name, zone, catalog_name, table_hook)
+    context = CallContext(
+        catalog, current_database, proc.name, zone, catalog_name, table_hook, run_tasks
+    )
     try:
         return proc.func(context, args)
     except ProcedureError:

@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import AnalysisException, ParseException, PySparkException
@@ -729,8 +729,17 @@ class PaimonSession:
             self.current_database,
             self._time_zone(),
             self._procedure_table,
+            run_tasks=self._run_tasks,
         )
         return local_dataframe(self.spark, result.rows, result.spark_schema())
+
+    def _run_tasks(self, func: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
+        """A procedure's data work as one Spark job: one task per item, results collected
+        to the driver (which commits them once)."""
+        if not tasks:
+            return []
+        rdd = self.spark.sparkContext.parallelize(list(tasks), len(tasks))
+        return rdd.map(func).collect()
 
     def _alter(self, text: str) -> DataFrame:
         """ALTER TABLE / DATABASE of the Paimon catalog (`sql_ext.alter`); others: Spark's."""

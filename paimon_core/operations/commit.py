@@ -141,6 +141,23 @@ class FileStoreCommit:
             lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
         )
 
+    def commit_compact(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> int | None:
+        """Publish a compaction: each message's ``deleted_files`` (compactBefore) become
+        DELETE entries and its ``new_files`` (compactAfter) ADD entries of one COMPACT
+        snapshot. A compacted file another commit has already removed is a conflict, as in
+        Java, and nothing is published; returns None when nothing changed."""
+        entries = tuple(self._entries_of(messages))
+        if not entries:
+            return None
+        changes = _Changes(entries)
+        return self._commit_with_retry(
+            lambda _latest, _live: changes, CommitKind.COMPACT, commit_identifier, None, None
+        )
+
     def overwrite(
         self,
         messages: Sequence[CommitMessage],

@@ -474,11 +474,7 @@ class TableWrite:
         if self.is_pk:
             assert kinds is not None
             data = self._key_value_rows(data, sequences, kinds)
-        rows_per_file = n
-        if data.nbytes > self.target_file_size:
-            rows_per_file = max(1, data.num_rows * self.target_file_size // data.nbytes)
-        for offset in range(0, data.num_rows, rows_per_file):
-            chunk = data.slice(offset, rows_per_file)
+        for offset, chunk in self._roll(data):
             first_seq = start + offset
             meta = self._write_file(partition, bucket, chunk, first_seq)
             self._files.setdefault(key, []).append(meta)
@@ -494,8 +490,65 @@ class TableWrite:
         columns += [work.column(name) for name in self.names]
         return pa.Table.from_arrays(columns, schema=self.file_schema)
 
+    def write_compacted(
+        self,
+        partition: bytes,
+        partition_values: Sequence[Any],
+        bucket: int,
+        rows: pa.Table,
+        *,
+        level: int,
+        first_seq: int = 0,
+    ) -> list[DataFileMeta]:
+        """Write rows a compaction produced, as they are, at ``level`` with file source
+        COMPACT, rolling files at ``target-file-size``; the files belong to the caller.
+
+        Primary-key ``rows`` are merged key-value rows in key order (the table's columns,
+        ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``), keeping their sequence numbers; append rows
+        are the table's columns, numbered from ``first_seq`` as Java's compact rewriter."""
+
+        def write() -> list[DataFileMeta]:
+            self._values.setdefault(partition, tuple(partition_values))
+            data = rows
+            if self.is_pk:
+                columns = [rows.column(k) for k in self.key_names]
+                columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
+                columns += [rows.column(name) for name in self.names]
+                data = pa.Table.from_arrays(columns, schema=self.file_schema)
+            else:
+                data = rows.select(self.names).cast(self.arrow_schema)
+            written = len(self._written)
+            metas = []
+            for offset, chunk in self._roll(data):
+                metas.append(
+                    self._write_file(
+                        partition, bucket, chunk, first_seq + offset, level=level, file_source=1
+                    )
+                )
+            del self._written[written:]  # handed to the caller
+            return metas
+
+        return self._guarded(write)
+
+    def _roll(self, data: pa.Table) -> list[tuple[int, pa.Table]]:
+        """``data`` cut into pieces of about ``target-file-size`` (by in-memory size)."""
+        rows_per_file = max(data.num_rows, 1)
+        if data.nbytes > self.target_file_size:
+            rows_per_file = max(1, data.num_rows * self.target_file_size // data.nbytes)
+        return [
+            (offset, data.slice(offset, rows_per_file))
+            for offset in range(0, data.num_rows, rows_per_file)
+        ]
+
     def _write_file(
-        self, partition: bytes, bucket: int, data: pa.Table, first_seq: int
+        self,
+        partition: bytes,
+        bucket: int,
+        data: pa.Table,
+        first_seq: int,
+        *,
+        level: int = 0,
+        file_source: int = 0,
     ) -> DataFileMeta:
         name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
@@ -535,10 +588,10 @@ class TableWrite:
             min_sequence_number=min_seq,
             max_sequence_number=max_seq,
             schema_id=self.table.schema.schema_id,
-            level=0,
+            level=level,
             extra_files=(),
             creation_time_millis=local_millis_as_utc(),
             delete_row_count=deletes,
-            file_source=0,
+            file_source=file_source,
             value_stats_cols=stats_cols,
         )

@@ -13,8 +13,8 @@ session time zone, `spark.paimon.*` dynamic options, the catalog options.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 
 __all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows", "ToSpark"]
 
+SPARK_PROCEDURES = frozenset({"compact"})
+"""Procedures that rewrite data: handed to Spark (`ToSpark`), whose executors do the work."""
 QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "branches"})
 TIME_ZONE_CONF = "spark.sql.session.timeZone"
 _DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
@@ -76,8 +78,10 @@ def run_call(
     current_database: str,
     time_zone: str | None,
     table_hook: Callable[[FileStoreTable, str, str], FileStoreTable],
+    run_tasks: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
 ) -> ProcedureResult:
-    """``CALL [paimon.]sys.<procedure>(...)``: the same rows whether Spark runs or not."""
+    """``CALL [paimon.]sys.<procedure>(...)``: the same rows whether Spark runs or not;
+    ``run_tasks`` runs a procedure's data work (Spark tasks), else in process."""
     if statement.catalog and statement.catalog.lower() != CATALOG_NAME:
         raise SqlError(f"Catalog {statement.catalog} does not support procedures")
     return call_procedure(
@@ -89,6 +93,7 @@ def run_call(
         time_zone=time_zone,
         catalog_name=CATALOG_NAME,
         table_hook=table_hook,
+        run_tasks=run_tasks,
     )
 
 
@@ -148,6 +153,8 @@ class MetadataEngine:
 
     def _answer(self, statement: Statement) -> Rows | None:
         if isinstance(statement, CallStatement):
+            if statement.procedure in SPARK_PROCEDURES:
+                return None  # data work: Spark's executors run it
             return self._call(statement)
         tree = statement.tree
         if isinstance(tree, exp.Command):

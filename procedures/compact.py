@@ -1,0 +1,124 @@
+"""``CALL sys.compact``: Paimon Spark's ``CompactProcedure`` arguments and result row.
+
+The buckets are compacted by ``paimon_core.operations.compact``; the ``CallContext``'s
+``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process otherwise) and
+the driver commits one COMPACT snapshot. Sort compaction supports ``order_strategy =>
+'order'``; 'zorder' and 'hilbert' are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from paimon_core.format.options import parse_duration
+from paimon_core.operations.compact import compact_table
+from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
+from procedures.maintenance import parse_options
+
+COMPACT_OUTPUT = (Column("result", "BOOLEAN"),)
+ORDER_STRATEGIES = ("order", "zorder", "hilbert", "none")
+_CONDITION = re.compile(
+    r"\s*`?(\w+)`?\s*(<=|>=|<>|!=|=|<|>)\s*('(?:[^']|'')*'|\"[^\"]*\"|[-+]?[\w.]+)\s*"
+)
+_AND = re.compile(r"\s+AND\s+", re.IGNORECASE)
+
+
+def _blank(value: str | None) -> bool:
+    return value is None or not value.strip()
+
+
+def parse_partitions(ctx: CallContext, text: str) -> list[dict[str, str]]:
+    """``'p=1,q=2;p=3'``: specs separated by ``;``, each ``k=v`` pairs (``ParameterUtils``)."""
+    return [parse_options(ctx, spec) for spec in text.split(";") if spec.strip()]
+
+
+def parse_where(ctx: CallContext, text: str) -> list[tuple[str, str, Any]]:
+    """A ``where`` of ``column <op> literal`` conditions joined by AND, as predicates."""
+    predicates = []
+    for part in _AND.split(text.strip()):
+        match = _CONDITION.fullmatch(part)
+        if match is None:
+            raise ctx.fail(
+                f"Unsupported where '{text}': only conditions 'column <op> literal' on "
+                "partition columns joined by AND are supported"
+            )
+        column, op, literal = match.groups()
+        value: Any = literal
+        if literal[0] in "'\"":
+            value = literal[1:-1].replace("''", "'")
+        op = "!=" if op == "<>" else op
+        predicates.append((column, op, value))
+    return predicates
+
+
+def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    partitions, where = args["partitions"], args["where"]
+    strategy = None if _blank(args["compact_strategy"]) else args["compact_strategy"]
+    order = "none" if _blank(args["order_strategy"]) else args["order_strategy"].lower()
+    order_by = [] if _blank(args["order_by"]) else [c.strip() for c in args["order_by"].split(",")]
+    if order not in ORDER_STRATEGIES:
+        raise ctx.fail(f"Unknown order_strategy '{args['order_strategy']}'")
+    if order == "none" and order_by:
+        raise ctx.fail('order_strategy "none" cannot work with order_by columns.')
+    if order != "none" and not order_by:
+        raise ctx.fail(f"order_strategy '{order}' needs order_by columns.")
+    if order in ("zorder", "hilbert"):
+        raise ctx.fail(f"order_strategy '{order}' is not supported yet; use 'order'.")
+    if not _blank(args["partition_idle_time"]) and order != "none":
+        raise ctx.fail("sort compact do not support 'partition_idle_time'.")
+    if not _blank(args["partition_idle_time"]):
+        parse_duration(args["partition_idle_time"])
+        raise ctx.fail("partition_idle_time is not supported yet.")
+    if not _blank(args["buckets"]):
+        raise ctx.fail("buckets is not supported yet.")
+    if strategy is not None and strategy.lower() not in ("full", "minor"):
+        raise ctx.fail(
+            f"The compact strategy only supports 'full' or 'minor', but '{strategy}' is configured."
+        )
+    if not _blank(partitions) and not _blank(where):
+        raise ctx.fail("partitions and where cannot be used together.")
+    table = ctx.table(args["table"])
+    bad = [c for c in order_by if c in table.schema.partition_keys]
+    if bad:
+        raise ctx.fail(
+            f"order_by should not contain partition cols, because it is meaningless, your "
+            f"order_by cols are {order_by}, and partition cols are {table.schema.partition_keys}"
+        )
+    options = {"write-only": "false", **parse_options(ctx, args["options"])}
+    table = table.copy(options, time_travel=False)
+    specs = None if _blank(partitions) else parse_partitions(ctx, partitions)
+    predicate = None if _blank(where) else parse_where(ctx, where)
+    kwargs: dict[str, Any] = {}
+    if ctx.run_tasks is not None:
+        kwargs["runner"] = ctx.run_tasks
+    compact_table(
+        table,
+        full=strategy is None or strategy.lower() == "full",
+        partitions=specs,
+        predicate=predicate,
+        order_by=order_by,
+        **kwargs,
+    )
+    return ProcedureResult(COMPACT_OUTPUT, [(True,)])
+
+
+COMPACT_PROCEDURES = (
+    Procedure(
+        "compact",
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("partitions", "STRING"),
+            Parameter("compact_strategy", "STRING"),
+            Parameter("order_strategy", "STRING"),
+            Parameter("order_by", "STRING"),
+            Parameter("where", "STRING"),
+            Parameter("options", "STRING"),
+            Parameter("partition_idle_time", "STRING"),
+            Parameter("buckets", "STRING"),
+        ),
+        COMPACT_OUTPUT,
+        _compact,
+        "This procedure execute compact action on paimon table.",
+    ),
+)
