@@ -70,6 +70,7 @@ from sql_ext.parse import (
 )
 from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Spliced, splice
+from sql_ext.system_tables import SNAPSHOT_SYSTEM_TABLES
 from sql_ext.tables import (
     PAIMON_PROVIDER,
     TableSpec,
@@ -78,7 +79,6 @@ from sql_ext.tables import (
 )
 from sql_ext.tag_ddl import is_tag_ddl
 from sql_ext.views import (
-    SNAPSHOT_SYSTEM_TABLES,
     ViewScope,
     local_dataframe,
     system_table_dataframe,

@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 VIEW_PREFIX = "__paimon_"
-SNAPSHOT_SYSTEM_TABLES = frozenset({"files", "manifests", "partitions"})
-"""System tables that show one snapshot, so time travel applies to them."""
 
 
 def new_view_name() -> str:
