@@ -30,12 +30,11 @@ def requested_metadata(tree: exp.Expr, table: exp.Table) -> tuple[str, ...]:
     qualifier = table.alias_or_name.lower()
     found: set[str] = set()
     for column in tree.find_all(exp.Column):
-        name = _NAMES.get(column.name.lower()) if isinstance(column.this, exp.Identifier) else None
-        if name is None:
-            continue
-        written = column.args.get("table")
-        if written is None or written.name.lower() == qualifier:
-            found.add(name)
+        parts = [p.name for p in column.parts]  # `__paimon_partition.dt` is a field of one
+        for i, part in enumerate(parts):
+            name = _NAMES.get(part.lower())
+            if name is not None and (i == 0 or parts[i - 1].lower() == qualifier):
+                found.add(name)
     return tuple(name for name in METADATA_COLUMNS if name in found)
 
 
@@ -72,7 +71,7 @@ def star_edits(tree: exp.Expr, tables: Iterable[tuple[exp.Table, Sequence[str]]]
                 continue
             if not hidden:
                 continue
-            if star.args.get("except") or star.args.get("replace") or star.args.get("rename"):
+            if any(star.args.get(k) for k in ("except_", "except", "replace", "rename")):
                 raise SqlError(
                     "SELECT * EXCEPT/REPLACE over a Paimon table whose metadata columns the "
                     "statement reads is not supported: list the columns"
