@@ -5,10 +5,11 @@ a read planned when the statement runs (``sql_ext.datapath.read``: a pinned snap
 files, the columns used) that Spark's executors carry out: the DataFrame refers to that plan,
 not to the view. Spark analyses a ``spark.sql`` DataFrame when it is created, so the views
 can be dropped as soon as ``spark.sql`` returns; the DataFrame keeps working (and keeps
-showing the data as it was when the statement ran). System tables are small metadata: their
-rows are built on the driver. Only a statement that stores SQL text referring to the view
-(``CREATE TEMPORARY VIEW ... AS``, ``CACHE TABLE ... AS``) needs them for longer; those are
-*pinned* and live until the session stops.
+showing the data as it was when the statement ran). Metadata system tables are small: their
+rows are built on the driver; ``$audit_log``, ``$binlog`` and ``$ro`` are read like the table.
+Only a statement that stores SQL text referring to the view (``CREATE TEMPORARY VIEW ... AS``,
+``CACHE TABLE ... AS``) needs them for longer; those are *pinned* and live until the session
+stops.
 """
 
 from __future__ import annotations

@@ -139,6 +139,21 @@ def test_metadata_columns_of_an_append_table(spark: SparkSession, tmp_path: Path
 
 
 def test_sequence_number_column_is_a_table_option(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE seq (k INT, v STRING) TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '1', "
+        "'table-read.sequence-number.enabled' = 'true')"
+    )
+    session.sql("INSERT INTO seq VALUES (1, 'a'), (2, 'b')")
+    session.sql("INSERT INTO seq VALUES (1, 'c')")
+    assert rows(session, "SELECT * FROM seq$audit_log ORDER BY k") == [
+        ("+I", 2, 1, "c"),
+        ("+I", 1, 2, "b"),
+    ]
+    assert session.sql("SELECT * FROM seq$binlog").columns[:3] == [
+        "rowkind",
+        "_SEQUENCE_NUMBER",
+        "k",
+    ]
     key = "spark.paimon.table-read.sequence-number.enabled"
     session.spark.conf.set(key, "true")
     try:
