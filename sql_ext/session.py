@@ -32,7 +32,12 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
-from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist
+from paimon_core.exceptions import (
+    DatabaseNotExist,
+    InvalidArgument,
+    PaimonError,
+    TableAlreadyExist,
+)
 from paimon_core.time_travel import travel_table
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
@@ -603,16 +608,19 @@ class PaimonSession:
         columns = None
         if needed is not None and not schema_only:
             columns = [f.name for f in fields if f.name.lower() in needed]
-        df = table_dataframe(
-            self.spark,
-            table,
-            None,
-            schema_only,
-            columns,
-            system=system,
-            meta=meta,
-            except_fallback=call.function in EXCEPT_FALLBACK,
-        )
+        try:
+            df = table_dataframe(
+                self.spark,
+                table,
+                None,
+                schema_only,
+                columns,
+                system=system,
+                meta=meta,
+                except_fallback=call.function in EXCEPT_FALLBACK,
+            )
+        except InvalidArgument as e:  # name the call: the option it set is the user's input
+            raise InvalidArgument(f"{call.function} on {shown}: {e}") from None
         return df, shown
 
     def _read(
