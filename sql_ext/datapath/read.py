@@ -33,6 +33,7 @@ from paimon_core.incremental import (
     INCREMENTAL_KEYS,
 )
 from paimon_core.read import data_file_path
+from paimon_core.scan import Split
 from paimon_core.split_read import IncrementalSplit
 from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from paimon_core.manifest import DataFileMeta
-    from paimon_core.scan import Predicate, Split
+    from paimon_core.scan import Predicate
     from paimon_core.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
     from paimon_core.types import DataField
@@ -129,7 +130,8 @@ def plan_read(
     if splits is None and snapshot is not None:
         planned = list(table.new_scan().plan(snapshot=snapshot, predicate=list(predicate)))
     if not table.is_primary_key_table:
-        # Files of an append table are independent: one task each spreads the work.
+        # Files of an append table are independent: one task each spreads the work. Changes
+        # of an append table are the rows of the files added: plain splits.
         planned = [_one_file(s, f) for s in planned for f in s.files]
     sid = None if snapshot is None else snapshot.snapshot_id
     sequence_number = False
@@ -145,9 +147,11 @@ def plan_read(
     return plan
 
 
-def _one_file(split: Split | IncrementalSplit, meta: DataFileMeta) -> Split | IncrementalSplit:
+def _one_file(split: Split | IncrementalSplit, meta: DataFileMeta) -> Split:
     if isinstance(split, IncrementalSplit):
-        return replace(split, before_files=(), files=(meta,))
+        return Split(
+            split.partition, split.partition_values, split.bucket, (meta,), split.snapshot_id
+        )
     return replace(split, files=(meta,))
 
 
@@ -171,7 +175,10 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
     if not plan.plain:
-        return _source_dataframe(spark, plan)
+        if plan.columns or plan.view != "data" or plan.meta:
+            return _source_dataframe(spark, plan)
+        narrow = replace(plan, columns=(_narrowest(plan.table),))
+        return _source_dataframe(spark, narrow).select()
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
