@@ -31,7 +31,13 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token
 
 from paimon_core.catalog import DEFAULT_DATABASE, FileSystemCatalog
-from paimon_core.exceptions import DatabaseNotExist, PaimonError, TableAlreadyExist, TableNotExist
+from paimon_core.exceptions import (
+    DatabaseNotExist,
+    InvalidArgument,
+    PaimonError,
+    TableAlreadyExist,
+    TableNotExist,
+)
 from paimon_core.operations.time_travel import travel_table
 from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
@@ -73,6 +79,7 @@ from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
+from sql_ext.metadata_columns import requested_metadata, star_edits
 from sql_ext.parse import (
     CallStatement,
     Fragment,
@@ -89,7 +96,9 @@ from sql_ext.parse import (
 from sql_ext.replace import SELF_REFERENCE, plan_replace, replace_in_place
 from sql_ext.rowlevel import Target
 from sql_ext.spark_types import from_spark_schema
-from sql_ext.splice import Spliced, splice
+from sql_ext.splice import Edit, Spliced, splice
+from sql_ext.system_tables import SNAPSHOT_SYSTEM_TABLES
+from sql_ext.table_functions import EXCEPT_FALLBACK, TableFunctionCall, table_function_calls
 from sql_ext.tables import (
     PAIMON_PROVIDER,
     TableSpec,
@@ -99,7 +108,7 @@ from sql_ext.tables import (
 from sql_ext.tag_ddl import is_tag_ddl
 from sql_ext.update import update
 from sql_ext.views import (
-    SNAPSHOT_SYSTEM_TABLES,
+    DATA_SYSTEM_TABLES,
     ViewScope,
     local_dataframe,
     system_table_dataframe,
@@ -147,6 +156,12 @@ def _is_target(table: exp.Table) -> bool:
     if isinstance(node.parent, exp.Schema) and node.arg_key == "this":
         node = node.parent
     return node.arg_key == "this" and isinstance(node.parent, (exp.Insert, exp.Create))
+
+
+def _has_metadata_columns(table: exp.Table) -> bool:
+    """A data table, or a system table of its rows (`$audit_log`, ...): not `$files` & co."""
+    _, _, system = table.name.partition("$")
+    return not system or system.lower() in DATA_SYSTEM_TABLES
 
 
 def _has_paimon_syntax(table: exp.Table) -> bool:
@@ -575,8 +590,11 @@ class PaimonSession:
             return resolved[key] is not None
 
         tables = list(table_nodes(tree))
-        if not any(_has_paimon_syntax(t) for t in tables) and not any(
-            plain(t) for t in tables if isinstance(t.this, exp.Identifier)
+        calls = table_function_calls(tree, text)
+        if (
+            not calls
+            and not any(_has_paimon_syntax(t) for t in tables)
+            and not any(plain(t) for t in tables if isinstance(t.this, exp.Identifier))
         ):
             return None
         if refusal is not None:
@@ -584,6 +602,24 @@ class PaimonSession:
         views: dict[tuple[Any, ...], str] = {}
         needed = needed_names(tree)
         pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]] = {}
+        # Metadata columns (`__paimon_file_path`, ...) the statement reads, per table node.
+        meta = {
+            id(t): requested_metadata(tree, t)
+            for t in tables
+            if isinstance(t.this, exp.Identifier)
+            and _has_metadata_columns(t)
+            and (_has_paimon_syntax(t) or plain(t))
+        }
+        meta.update({id(c.node): requested_metadata(tree, c.node) for c in calls})
+        hidden = [(t, meta.get(id(t), ())) for t in tables]
+        edits = star_edits(tree, hidden)
+        for call in calls:
+            df, shown = self._table_function(call, needed, meta[id(call.node)], schema_only)
+            edits.append(Edit(call.start, call.end, _view(scope.register(df, shown)).sql("spark")))
+        if edits:
+            pieces = fragment.pieces if fragment is not None else ((0, len(text)),)
+            previous = fragment.edits if fragment is not None else ()
+            fragment = Fragment(pieces, (*previous, *edits))
 
         def mapping(ref: TableRef) -> exp.Expr:
             node = ref.node
@@ -592,14 +628,59 @@ class PaimonSession:
                 target = self._paimon_database(node), ref.table
             timestamp = None if ref.timestamp is None else ref.timestamp.sql(dialect="spark")
             key = (*target, ref.branch, ref.system_table, ref.version, timestamp)
-            df, pruned = self._read(target, ref, schema_only, text, tree, needed, pins, key)
-            key = (*key, pruned)
+            columns = meta.get(id(node), ())
+            df, pruned = self._read(
+                target, ref, schema_only, text, tree, needed, pins, key, columns
+            )
+            key = (*key, pruned, columns)
             if key not in views:
                 shown = f"{CATALOG_NAME}.{target[0]}.{node.name}"
                 views[key] = scope.register(df, shown)
             return _view(views[key])
 
         return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
+
+    def _table_function(
+        self,
+        call: TableFunctionCall,
+        needed: frozenset[str] | None,
+        meta: tuple[str, ...],
+        schema_only: bool,
+    ) -> tuple[DataFrame, str]:
+        """The DataFrame of an incremental table function (`sql_ext.table_functions`): the
+        table it names read with the option it sets; and how errors name it."""
+        parts = list(call.parts)
+        if len(parts) > 3:
+            raise SqlError(f"{call.function}: invalid table identifier: {'.'.join(parts)}")
+        if len(parts) == 3 and parts[0].lower() != CATALOG_NAME:
+            raise SqlError(f"{call.function} reads Paimon tables, not {'.'.join(parts)}")
+        database = parts[-2] if len(parts) > 1 else self.current_database
+        name, _, system = parts[-1].partition("$")
+        system = system.lower() or None
+        if system is not None and system not in DATA_SYSTEM_TABLES:
+            raise SqlError(
+                f"{call.function} reads a table, its $audit_log, $binlog or $ro, not {parts[-1]}"
+            )
+        shown = f"{CATALOG_NAME}.{database}.{parts[-1]}"
+        table = self._load(database, name, scoped_as=parts[-1]).copy(call.options)
+        fields = table.schema.fields
+        columns = None
+        if needed is not None and not schema_only:
+            columns = [f.name for f in fields if f.name.lower() in needed]
+        try:
+            df = table_dataframe(
+                self.spark,
+                table,
+                None,
+                schema_only,
+                columns,
+                system=system,
+                meta=meta,
+                except_fallback=call.function in EXCEPT_FALLBACK,
+            )
+        except InvalidArgument as e:  # name the call: the option it set is the user's input
+            raise InvalidArgument(f"{call.function} on {shown}: {e}") from None
+        return df, shown
 
     def _read(
         self,
@@ -611,6 +692,7 @@ class PaimonSession:
         needed: frozenset[str] | None,
         pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]],
         key: tuple[Any, ...],
+        meta: tuple[str, ...] = (),
     ) -> tuple[DataFrame, tuple[Any, ...]]:
         """The DataFrame `ref` reads, and what its plan pruned (references that pruned the
         same way share one view). `pins` holds the snapshot each table version was pinned
@@ -625,7 +707,7 @@ class PaimonSession:
             raise SqlError(f"Reading branch '{ref.branch}' of {shown} is not supported")
         millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp, text)
         travels = ref.version is not None or millis is not None
-        if ref.system_table is not None:
+        if ref.system_table is not None and ref.system_table not in DATA_SYSTEM_TABLES:
             system = ref.system_table
             snapshot_id = None
             if travels:
@@ -648,7 +730,16 @@ class PaimonSession:
         if needed is not None and not schema_only:  # DESCRIBE shows every column
             columns = [f.name for f in fields if f.name.lower() in needed]
         predicate = table_predicate(tree, ref.node, fields)
-        df = table_dataframe(self.spark, moved, snapshot, schema_only, columns, predicate)
+        df = table_dataframe(
+            self.spark,
+            moved,
+            snapshot,
+            schema_only,
+            columns,
+            predicate,
+            system=ref.system_table,
+            meta=meta,
+        )
         return df, (None if columns is None else tuple(columns), repr(predicate))
 
     def _global_table(self, shown: str, name: str, ref: TableRef, schema_only: bool) -> DataFrame:

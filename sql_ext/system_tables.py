@@ -30,7 +30,7 @@ from paimon_core.format.paths import (
 )
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.statistics import read_statistics
-from paimon_core.format.types import data_field_to_json
+from paimon_core.format.types import data_field_to_json, sql_string
 from paimon_core.lifecycle.file_deletion import TableFiles
 from paimon_core.operations.time_travel import has_time_travel, resolve_snapshot
 from procedures.base import epoch_millis_to_local, resolve_time_zone, spark_type
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 __all__ = [
+    "SNAPSHOT_SYSTEM_TABLES",
     "SYSTEM_TABLES",
     "SystemColumn",
     "spark_schema",
@@ -159,6 +160,49 @@ STATISTICS: tuple[SystemColumn, ...] = (
     ("mergedRecordSize", "BIGINT", True),
     ("colstat", "STRING", True),
 )
+BUCKETS: tuple[SystemColumn, ...] = (
+    ("partition", "STRING", True),
+    ("bucket", "INT", False),
+    ("record_count", "BIGINT", False),
+    ("file_size_in_bytes", "BIGINT", False),
+    ("file_count", "BIGINT", False),
+    ("last_update_time", TIMESTAMP, True),
+)
+FILE_KEY_RANGES: tuple[SystemColumn, ...] = (
+    ("partition", "STRING", True),
+    ("bucket", "INT", False),
+    ("file_path", "STRING", False),
+    ("file_format", "STRING", False),
+    ("schema_id", "BIGINT", False),
+    ("level", "INT", False),
+    ("record_count", "BIGINT", False),
+    ("file_size_in_bytes", "BIGINT", False),
+    ("min_key", "STRING", True),
+    ("max_key", "STRING", True),
+    ("first_row_id", "BIGINT", True),
+)
+DV_RANGES = "array<struct<f0:string,f1:int,f2:int,_CARDINALITY:bigint>>"
+"""``ARRAY<DeletionVectorMeta.SCHEMA>`` as Spark's catalog string (f0..f2 are NOT NULL)."""
+TABLE_INDEXES: tuple[SystemColumn, ...] = (
+    ("partition", "STRING", True),
+    ("bucket", "INT", False),
+    ("index_type", "STRING", False),
+    ("file_name", "STRING", False),
+    ("file_size", "BIGINT", False),
+    ("row_count", "BIGINT", False),
+    ("dv_ranges", DV_RANGES, True),
+    ("row_range_start", "BIGINT", True),
+    ("row_range_end", "BIGINT", True),
+    ("index_field_id", "INT", True),
+    ("index_field_name", "STRING", True),
+)
+AGGREGATION_FIELDS: tuple[SystemColumn, ...] = (
+    ("field_name", "STRING", False),
+    ("field_type", "STRING", False),
+    ("function", "STRING", True),
+    ("function_options", "STRING", True),
+    ("comment", "STRING", True),
+)
 
 SYSTEM_TABLES: dict[str, tuple[SystemColumn, ...]] = {
     "manifests": MANIFESTS,
@@ -166,13 +210,31 @@ SYSTEM_TABLES: dict[str, tuple[SystemColumn, ...]] = {
     "options": OPTIONS,
     "schemas": SCHEMAS,
     "partitions": PARTITIONS,
+    "buckets": BUCKETS,
     "files": FILES,
+    "file_key_ranges": FILE_KEY_RANGES,
     "tags": TAGS,
     "branches": BRANCHES,
     "consumers": CONSUMERS,
+    "aggregation_fields": AGGREGATION_FIELDS,
     "statistics": STATISTICS,
+    "table_indexes": TABLE_INDEXES,
 }
-"""The supported system tables (Paimon's ``SystemTableLoader`` order) and their columns."""
+"""The supported metadata system tables (Paimon's ``SystemTableLoader`` order) and their
+columns. The data-sized ones (``audit_log``, ``binlog``, ``ro``), whose columns follow the
+table's, are ``sql_ext.data_system_tables``."""
+SNAPSHOT_SYSTEM_TABLES = frozenset(
+    {
+        "manifests",
+        "partitions",
+        "buckets",
+        "files",
+        "file_key_ranges",
+        "statistics",
+        "table_indexes",
+    }
+)
+"""System tables that show one snapshot (the latest, or the one time travel picks)."""
 
 _FILE_SOURCES = {0: "APPEND", 1: "COMPACT"}
 _COMPRESSION_EXTENSIONS = frozenset({"gz", "bz2", "deflate", "snappy", "lz4", "zst"})
@@ -204,8 +266,24 @@ def spark_schema(name: str) -> StructType:
     from pyspark.sql.types import StructField, StructType
 
     return StructType(
-        [StructField(col, spark_type(kind), nullable) for col, kind, nullable in _lookup(name)[1]]
+        [StructField(col, _spark_type(kind), nullable) for col, kind, nullable in _lookup(name)[1]]
     )
+
+
+def _spark_type(kind: str) -> Any:
+    if kind != DV_RANGES:
+        return spark_type(kind)
+    from pyspark.sql import types
+
+    meta = types.StructType(
+        [
+            types.StructField("f0", types.StringType(), False),
+            types.StructField("f1", types.IntegerType(), False),
+            types.StructField("f2", types.IntegerType(), False),
+            types.StructField("_CARDINALITY", types.LongType(), True),
+        ]
+    )
+    return types.ArrayType(meta, True)
 
 
 def system_table_rows(
@@ -220,7 +298,7 @@ def system_table_rows(
     Args:
         table: the data table.
         name: system table name (case-insensitive), one of ``SYSTEM_TABLES``.
-        snapshot_id: for ``files``, ``manifests`` and ``partitions``: read this snapshot
+        snapshot_id: for the ``SNAPSHOT_SYSTEM_TABLES``: read this snapshot
             (a snapshot file, else a tag on that snapshot) instead of the latest. Without it
             the table's ``scan.*`` time-travel options apply, as in Paimon.
         time_zone: session time zone of timestamp columns (None: the local zone).
@@ -406,10 +484,12 @@ def _branches(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, 
     return sorted(rows, key=lambda row: _java_order(row[0]))
 
 
-def _statistics(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, ...]]:
+def _statistics(
+    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+) -> list[tuple[Any, ...]]:
     """``StatisticTable``: the statistics of the latest (or travelled-to) snapshot, one row
     with the column statistics as Jackson prints them."""
-    stats = read_statistics(table, _snapshot(table, None))
+    stats = read_statistics(table, snapshot)
     if stats is None:
         return []
     return [
@@ -685,6 +765,134 @@ def _files(
     return rows
 
 
+def _partition_string_of(table: FileStoreTable, zone: dt.tzinfo | None) -> Callable[[bytes], str]:
+    """``CastExecutors.resolveToString(partitionType)``: ``{v1, v2}`` (``{}`` unpartitioned),
+    decoded once per distinct partition."""
+    types = _partition_types(table)
+    cache: dict[bytes, str] = {}
+
+    def render(partition: bytes) -> str:
+        text = cache.get(partition)
+        if text is None:
+            values = deserialize_row(partition, types) if types else ()
+            text = cache[partition] = _row_string(values, types, zone)
+        return text
+
+    return render
+
+
+def _buckets(
+    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+) -> list[tuple[Any, ...]]:
+    """``BucketsTable``: the live files per (partition, bucket), sorted by the partition
+    string, then the bucket."""
+    render = _partition_string_of(table, zone)
+    groups: dict[tuple[bytes, int], list[int]] = {}  # -> [records, bytes, files, last]
+    for e in _live_entries(table, snapshot):
+        created = e.file.creation_time_millis
+        group = groups.setdefault((e.partition, e.bucket), [0, 0, 0, -(2**63)])
+        group[0] += e.file.row_count
+        group[1] += e.file.file_size
+        group[2] += 1
+        if created is not None and created > group[3]:
+            group[3] = created
+    rows = [
+        (
+            render(partition),
+            bucket,
+            records,
+            size,
+            count,
+            None if last == -(2**63) else _raw_local(last),
+        )
+        for (partition, bucket), (records, size, count, last) in groups.items()
+    ]
+    rows.sort(key=lambda row: (row[0].encode("utf-8"), row[1]))  # BinaryString order
+    return rows
+
+
+_KEY_RANGE_COLUMNS = tuple([c[0] for c in FILES].index(name) for name, _, _ in FILE_KEY_RANGES)
+
+
+def _file_key_ranges(
+    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+) -> list[tuple[Any, ...]]:
+    """``FileKeyRangesTable``: ``$files``' location, size and key columns of each file."""
+    return [tuple(row[i] for i in _KEY_RANGE_COLUMNS) for row in _files(table, snapshot, zone)]
+
+
+def _table_indexes(
+    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+) -> list[tuple[Any, ...]]:
+    """``TableIndexesTable``: every entry of the snapshot's index manifest, in file order."""
+    if not snapshot.index_manifest:
+        return []
+    render = _partition_string_of(table, zone)
+    field_names = {f.id: f.name for f in table.schema.fields}
+    rows = []
+    for entry in table.index_manifest_file.read(snapshot.index_manifest):
+        ranges = None
+        if entry.dv_ranges is not None:
+            ranges = [
+                {
+                    "f0": dv.data_file_name,
+                    "f1": dv.offset,
+                    "f2": dv.length,
+                    "_CARDINALITY": dv.cardinality,
+                }
+                for dv in entry.dv_ranges
+            ]
+        meta = entry.global_index
+        start = end = field_id = field_name = None
+        if meta is not None:
+            start, end = meta.get("_ROW_RANGE_START"), meta.get("_ROW_RANGE_END")
+            field_id = meta.get("_INDEX_FIELD_ID")
+            ids = [field_id, *(meta.get("_EXTRA_FIELD_IDS") or ())]
+            if all(i in field_names for i in ids):  # a dropped column leaves the name empty
+                field_name = ",".join(field_names[i] for i in ids)
+        rows.append(
+            (
+                render(entry.partition),
+                entry.bucket,
+                entry.index_type,
+                entry.file_name,
+                entry.file_size,
+                entry.row_count,
+                ranges,
+                start,
+                end,
+                field_id,
+                field_name,
+            )
+        )
+    return rows
+
+
+def _aggregation_fields(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, ...]]:
+    """``AggregationFieldsTable``: each field of the latest schema with the values and the
+    keys of its ``fields.<name>.<option>`` options, as Java lists print (``[sum]``)."""
+    schema = table.schema_manager.latest() or table.schema
+    values: dict[str, list[str]] = {}
+    keys: dict[str, list[str]] = {}
+    for key, value in schema.options.items():
+        parts = key.split(".")
+        while parts and not parts[-1]:
+            parts.pop()  # Java's String.split drops trailing empty strings
+        if len(parts) > 2 and parts[0] == "fields":
+            values.setdefault(parts[1], []).append(value)
+            keys.setdefault(parts[1], []).append(key)
+    return [
+        (
+            f.name,
+            sql_string(f.type),
+            "[" + ", ".join(values.get(f.name, ())) + "]",
+            "[" + ", ".join(keys.get(f.name, ())) + "]",
+            f.description,
+        )
+        for f in schema.fields
+    ]
+
+
 _Rows = list[tuple[Any, ...]]
 _TABLES: dict[str, Callable[[FileStoreTable, dt.tzinfo | None], _Rows]] = {
     "snapshots": _snapshots,
@@ -693,11 +901,16 @@ _TABLES: dict[str, Callable[[FileStoreTable, dt.tzinfo | None], _Rows]] = {
     "tags": _tags,
     "branches": _branches,
     "consumers": _consumers,
-    "statistics": _statistics,
+    "aggregation_fields": _aggregation_fields,
 }
 _SNAPSHOT_TABLES: dict[str, Callable[[FileStoreTable, Snapshot, dt.tzinfo | None], _Rows]] = {
     "manifests": _manifests,
     "partitions": _partitions,
+    "buckets": _buckets,
     "files": _files,
+    "file_key_ranges": _file_key_ranges,
+    "statistics": _statistics,
+    "table_indexes": _table_indexes,
 }
 assert set(_TABLES) | set(_SNAPSHOT_TABLES) == set(SYSTEM_TABLES)
+assert set(_SNAPSHOT_TABLES) == SNAPSHOT_SYSTEM_TABLES

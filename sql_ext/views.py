@@ -5,10 +5,11 @@ a read planned when the statement runs (``sql_ext.datapath.read``: a pinned snap
 files, the columns used) that Spark's executors carry out: the DataFrame refers to that plan,
 not to the view. Spark analyses a ``spark.sql`` DataFrame when it is created, so the views
 can be dropped as soon as ``spark.sql`` returns; the DataFrame keeps working (and keeps
-showing the data as it was when the statement ran). System tables are small metadata: their
-rows are built on the driver. Only a statement that stores SQL text referring to the view
-(``CREATE TEMPORARY VIEW ... AS``, ``CACHE TABLE ... AS``) needs them for longer; those are
-*pinned* and live until the session stops.
+showing the data as it was when the statement ran). Metadata system tables are small: their
+rows are built on the driver; ``$audit_log``, ``$binlog`` and ``$ro`` are read like the table.
+Only a statement that stores SQL text referring to the view (``CREATE TEMPORARY VIEW ... AS``,
+``CACHE TABLE ... AS``) needs them for longer; those are *pinned* and live until the session
+stops.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +25,16 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
+from paimon_core.operations.incremental import (
+    INCREMENTAL_KEYS,
+    InconsistentBuckets,
+    is_incremental,
+    plan_incremental,
+)
 from paimon_core.operations.time_travel import SCAN_TIMESTAMP_MILLIS, SCAN_VERSION, travel_table
-from sql_ext.datapath.read import plan_dataframe, plan_read
+from paimon_core.table import FileStoreTable
+from sql_ext.datapath.changes import AUDIT_LOG, BINLOG, DATA, READ_OPTIMIZED
+from sql_ext.datapath.read import ReadPlan, plan_dataframe, plan_read
 from sql_ext.errors import SqlError
 from sql_ext.system_tables import spark_schema, system_table_rows
 
@@ -32,12 +42,13 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from paimon_core.format.snapshot import Snapshot
-    from paimon_core.operations.scan import Predicate
-    from paimon_core.table import FileStoreTable
+    from paimon_core.operations.scan import Predicate, Split
+    from paimon_core.operations.split_read import IncrementalSplit
 
 VIEW_PREFIX = "__paimon_"
-SNAPSHOT_SYSTEM_TABLES = frozenset({"files", "manifests", "partitions"})
-"""System tables that show one snapshot, so time travel applies to them."""
+DATA_SYSTEM_TABLES = frozenset({AUDIT_LOG, BINLOG, READ_OPTIMIZED})
+"""System tables of the table's rows (``AuditLogTable``, ``BinlogTable``,
+``ReadOptimizedTable``): read by the executors like the table."""
 
 
 def new_view_name() -> str:
@@ -143,14 +154,98 @@ def table_dataframe(
     schema_only: bool = False,
     columns: Sequence[str] | None = None,
     predicate: Sequence[Predicate] = (),
+    *,
+    system: str | None = None,
+    meta: Sequence[str] = (),
+    except_fallback: bool = False,
 ) -> DataFrame:
     """The rows of ``snapshot`` (none: an empty table), read by Spark's executors.
 
     The scan is planned now (the snapshot is pinned): of ``columns`` (None: all), with
     ``predicate`` pruning partitions and files. The DataFrame reads that plan every time it
-    is collected."""
-    plan = plan_read(table, None if schema_only else snapshot, columns, predicate)
+    is collected.
+
+    ``system`` is a data-sized system table (``audit_log``, ``binlog``, ``ro``) to read
+    instead of the table's rows; ``meta`` the metadata columns to add. A table whose options
+    ask for an incremental read (``incremental-between``, ...) reads the changes instead of
+    ``snapshot``; across a bucket rescale that is an error, or with ``except_fallback`` the
+    end snapshot EXCEPT the start snapshot, as Paimon-Spark's incremental table functions.
+    """
+    if schema_only:
+        view = system if system in (AUDIT_LOG, BINLOG) else DATA
+        return plan_dataframe(spark, plan_read(table, None, columns, view=view, meta=meta))
+    try:
+        plan = plan_table(table, snapshot, columns, predicate, system=system, meta=meta)
+    except InconsistentBuckets as e:
+        if not except_fallback:
+            raise
+        view = system if system in (AUDIT_LOG, BINLOG) else DATA
+        return _snapshot_except(spark, table, e, columns, view, meta)
     return plan_dataframe(spark, plan)
+
+
+def plan_table(
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    columns: Sequence[str] | None = None,
+    predicate: Sequence[Predicate] = (),
+    *,
+    system: str | None = None,
+    meta: Sequence[str] = (),
+) -> ReadPlan:
+    """The read of ``table`` at ``snapshot``, or of the changes its incremental options ask
+    for, or of ``system`` (``audit_log``, ``binlog``, ``ro``): see ``table_dataframe``.
+
+    Raises:
+        InconsistentBuckets: an incremental diff across a bucket rescale.
+    """
+    view = system if system in (AUDIT_LOG, BINLOG) else DATA
+    splits: Sequence[Split | IncrementalSplit] | None = None
+    if is_incremental(table):
+        incremental = plan_incremental(table)
+        if incremental.full is None:
+            splits = incremental.splits
+            predicate = ()
+        else:
+            snapshot = incremental.full
+    elif system == READ_OPTIMIZED and table.is_primary_key_table and snapshot is not None:
+        top = max_level(table)
+        planned = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
+        splits = [
+            replace(s, files=kept)
+            for s in planned
+            if (kept := tuple(f for f in s.files if f.level == top))
+        ]
+    return plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
+
+
+def max_level(table: FileStoreTable) -> int:
+    """The top level of a primary-key table's LSM tree: ``num-levels`` - 1, where
+    ``num-levels`` defaults to ``num-sorted-run.compaction-trigger`` (5) + 1."""
+    options = table.options
+    trigger = options.get_int("num-sorted-run.compaction-trigger", 5)
+    levels = options.get_int("num-levels", (trigger or 5) + 1)
+    return (levels or 1) - 1
+
+
+def _snapshot_except(
+    spark: SparkSession,
+    table: FileStoreTable,
+    error: InconsistentBuckets,
+    columns: Sequence[str] | None,
+    view: str,
+    meta: Sequence[str],
+) -> DataFrame:
+    """Paimon-Spark's ``sparkIncrementQuery``: the end snapshot's rows EXCEPT (distinct) the
+    start snapshot's, each read in its own schema."""
+    plain = {k: v for k, v in table.dynamic_options.items() if k not in INCREMENTAL_KEYS}
+    frames = []
+    for snapshot_id in (error.end_id, error.start_id):
+        base = FileStoreTable(table.file_io, table.path, table.schema, table.identifier, plain)
+        moved, snapshot = travelled(base, snapshot_id)
+        plan = plan_read(moved, snapshot, columns, view=view, meta=meta)
+        frames.append(plan_dataframe(spark, plan))
+    return frames[0].subtract(frames[1])
 
 
 def system_table_dataframe(

@@ -44,13 +44,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.snapshot import FIRST_SNAPSHOT_ID
-from paimon_core.lifecycle.file_deletion import TagGuard, plan_tag_deletion
-from paimon_core.lifecycle.tag_management import create_tag, expire_tags
-from paimon_core.lifecycle.tag_period import (
+from paimon_core.format.tag_period import (
     TagPeriodHandler,
     auto_tag_period_handler,
     period_handler,
 )
+from paimon_core.lifecycle.file_deletion import TagGuard, plan_tag_deletion
+from paimon_core.lifecycle.tag_management import create_tag, expire_tags
 
 if TYPE_CHECKING:
     from paimon_core.format.options import CoreOptions

@@ -36,8 +36,8 @@ from paimon_core.exceptions import (
 from paimon_core.format.options import parse_duration
 from paimon_core.format.paths import MAX_NAME_BYTES
 from paimon_core.format.tag import Tag, tag_from_json, tag_to_json
+from paimon_core.format.tag_period import auto_tag_period_handler
 from paimon_core.lifecycle.file_deletion import DeletionPlan, TagGuard, plan_tag_deletion
-from paimon_core.lifecycle.tag_period import auto_tag_period_handler
 
 if TYPE_CHECKING:
     from paimon_core.format.snapshot import Snapshot

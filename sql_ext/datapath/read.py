@@ -27,7 +27,14 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.operations.incremental import (
+    INCREMENTAL_BETWEEN_SCAN_MODE,
+    INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
+    INCREMENTAL_KEYS,
+)
 from paimon_core.operations.read import data_file_path
+from paimon_core.operations.scan import Split
+from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
 from sql_ext.spark_types import to_spark_schema
@@ -36,9 +43,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from paimon_core.format.manifest import DataFileMeta
     from paimon_core.format.snapshot import Snapshot
     from paimon_core.format.types import DataField
-    from paimon_core.operations.scan import Predicate, Split
+    from paimon_core.operations.scan import Predicate
     from paimon_core.table import FileStoreTable
 
 PLAN_OPTION = "__paimon_read_plan"
@@ -46,20 +54,37 @@ PLAN_OPTION = "__paimon_read_plan"
 WAREHOUSE_OPTION = "warehouse"
 TRAVEL_OPTIONS = (SCAN_VERSION, *SCAN_KEYS)
 ROW_POSITION_COLUMN = "__paimon_row_position"
+SCAN_OPTIONS = frozenset(
+    {
+        *TRAVEL_OPTIONS,
+        *INCREMENTAL_KEYS,
+        INCREMENTAL_BETWEEN_SCAN_MODE,
+        INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
+    }
+)
+"""Read options of ``format("paimon")`` that reach the table: time travel and incremental."""
 
 
 @dataclass(frozen=True)
 class ReadPlan:
-    """A read fixed on the driver: the table (in the schema of its snapshot), the columns
-    the statement uses and the splits left after pruning. Pickled to the executors."""
+    r"""A read fixed on the driver: the table (in the schema of its snapshot), the columns
+    the statement uses and the splits left after pruning. Pickled to the executors.
+
+    ``view`` is ``data`` (the table's rows), ``audit_log`` or ``binlog`` (rows with their row
+    kind, ``sql_ext.datapath.changes``); ``meta`` the metadata columns asked for
+    (``__paimon_file_path``, ...); ``splits`` may be ``IncrementalSplit``\ s (changes
+    between two snapshots)."""
 
     table: FileStoreTable
     columns: tuple[str, ...]
-    splits: tuple[Split, ...]
+    splits: tuple[Split | IncrementalSplit, ...]
     snapshot_id: int | None
     row_positions: bool = False
     """Also yield ``ROW_POSITION_COLUMN``, each row's position in its data file (append
     tables; DELETE with deletion vectors). Such a plan is read by the ``paimon`` source."""
+    view: str = "data"
+    meta: tuple[str, ...] = ()
+    sequence_number: bool = False
 
     @property
     def fields(self) -> list[DataField]:
@@ -67,13 +92,26 @@ class ReadPlan:
         return [by_name[c] for c in self.columns]
 
     @property
-    def spark_schema(self) -> StructType:
-        schema = to_spark_schema(self.fields)
-        if self.row_positions:
-            from pyspark.sql.types import LongType
+    def plain(self) -> bool:
+        """A table's current rows, nothing else: the core's ``TableRead`` reads them."""
+        return (
+            self.view == "data"
+            and not self.meta
+            and not any(isinstance(s, IncrementalSplit) for s in self.splits)
+        )
 
-            schema = schema.add(ROW_POSITION_COLUMN, LongType(), False)
-        return schema
+    @property
+    def spark_schema(self) -> StructType:
+        if self.view == "data" and not self.meta:
+            schema = to_spark_schema(self.fields)
+            if self.row_positions:
+                from pyspark.sql.types import LongType
+
+                schema = schema.add(ROW_POSITION_COLUMN, LongType(), False)
+            return schema
+        from sql_ext.datapath.changes import plan_schema
+
+        return plan_schema(self)
 
 
 def plan_read(
@@ -81,21 +119,49 @@ def plan_read(
     snapshot: Snapshot | None,
     columns: Sequence[str] | None = None,
     predicate: Sequence[Predicate] = (),
+    *,
+    splits: Sequence[Split | IncrementalSplit] | None = None,
+    view: str = "data",
+    meta: Sequence[str] = (),
 ) -> ReadPlan:
     """Plan a read of ``snapshot`` of ``table`` (None: empty), of ``columns`` (None: all).
 
     ``predicate`` prunes partitions and files only; the query still filters the rows.
+    ``splits`` given (an incremental or read-optimized read) are read instead of the
+    snapshot's; ``view`` and ``meta`` are ``ReadPlan``'s.
+
+    Raises:
+        UnsupportedFeature: file metadata columns of primary-key splits that are merged.
     """
     names = [f.name for f in table.schema.fields]
     chosen = tuple(names if columns is None else [n for n in names if n in set(columns)])
-    splits: list[Split] = []
-    if snapshot is not None:
-        splits = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
+    planned: list[Split | IncrementalSplit] = list(splits or ())
+    if splits is None and snapshot is not None:
+        planned = list(table.new_scan().plan(snapshot=snapshot, predicate=list(predicate)))
     if not table.is_primary_key_table:
-        # Files of an append table are independent: one task each spreads the work.
-        splits = [s.with_files((f,)) for s in splits for f in s.files]
+        # Files of an append table are independent: one task each spreads the work. Changes
+        # of an append table are the rows of the files added: plain splits.
+        planned = [_one_file(s, f) for s in planned for f in s.files]
     sid = None if snapshot is None else snapshot.snapshot_id
-    return ReadPlan(table, chosen, tuple(splits), sid)
+    sequence_number = False
+    if view != "data":
+        from sql_ext.datapath.changes import sequence_number_enabled
+
+        sequence_number = sequence_number_enabled(table)
+    plan = ReadPlan(table, chosen, tuple(planned), sid, view, tuple(meta), sequence_number)
+    if not plan.plain:
+        from sql_ext.datapath.changes import check_plan
+
+        check_plan(plan)
+    return plan
+
+
+def _one_file(split: Split | IncrementalSplit, meta: DataFileMeta) -> Split:
+    if isinstance(split, IncrementalSplit):
+        return Split(
+            split.partition, split.partition_values, split.bucket, (meta,), split.snapshot_id
+        )
+    return split.with_files((meta,))  # with that file's deletion vector only
 
 
 def encode_plan(plan: ReadPlan) -> str:
@@ -119,6 +185,11 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     Java's Avro schema). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
+    if not plan.plain:
+        if plan.columns or plan.view != "data" or plan.meta:
+            return _source_dataframe(spark, plan)
+        narrow = replace(plan, columns=(_narrowest(plan.table),))
+        return _source_dataframe(spark, narrow).select()
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
@@ -243,8 +314,10 @@ def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceR
     encoded = options.get(PLAN_OPTION)
     if encoded is not None:
         return PaimonReader(decode_plan(encoded))
+    from sql_ext.views import plan_table
+
     table, snapshot = _load(options)
-    return PaimonReader(plan_read(table, snapshot))
+    return PaimonReader(plan_table(table, snapshot))
 
 
 def is_table_path(name: str) -> bool:
@@ -295,9 +368,9 @@ def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreT
 
 def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
     table = source_table(options)
-    travel = {k: v for k, v in options.items() if k in TRAVEL_OPTIONS}
-    if travel:
-        table = table.copy(travel)
+    scan = {k: v for k, v in options.items() if k in SCAN_OPTIONS}
+    if scan:
+        table = table.copy(scan)
     return travel_table(table)
 
 
@@ -305,7 +378,7 @@ def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
 class SplitPartition(InputPartition):
     """One split: the unit one Spark task reads."""
 
-    split: Split
+    split: Split | IncrementalSplit
 
 
 class PaimonReader(DataSourceReader):
@@ -321,6 +394,11 @@ class PaimonReader(DataSourceReader):
         if not isinstance(partition, SplitPartition):
             return  # a plan of no splits: Spark still runs one task
         plan = self.plan
+        if not plan.plain:
+            from sql_ext.datapath.changes import read_split
+
+            yield from read_split(plan, partition.split)
+            return
         target = spark_arrow_schema(plan.spark_schema)
         read = plan.table.new_read()
         if plan.row_positions:

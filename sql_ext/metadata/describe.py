@@ -20,4 +20,10 @@ DESCRIBE_COLUMNS = (
 
 def describe_system_table(columns: tuple[tuple[str, str, bool], ...]) -> ProcedureResult:
     """DESCRIBE's rows for a system table's `(name, Spark type, nullable)` columns."""
-    return ProcedureResult(DESCRIBE_COLUMNS, [(n, t.lower(), None) for n, t, _ in columns])
+    return ProcedureResult(DESCRIBE_COLUMNS, [(n, _catalog_string(t), None) for n, t, _ in columns])
+
+
+def _catalog_string(kind: str) -> str:
+    """Spark's `catalogString` of a declared type: simple names are declared upper-case
+    (`TIMESTAMP_NTZ`), nested ones already in catalog form (struct field names keep case)."""
+    return kind if any(c.islower() for c in kind) else kind.lower()

@@ -29,6 +29,7 @@ from paimon_core.format.types import parse_data_type
 from paimon_core.table import FileStoreTable
 from procedures.base import epoch_millis_to_local
 from sql_ext.system_tables import (
+    DV_RANGES,
     SYSTEM_TABLES,
     cast_to_string,
     spark_schema,
@@ -47,8 +48,18 @@ PYPAIMON_MODULES = {
     "partitions": "partitions_table",
     "branches": "branches_table",
     "consumers": "consumers_table",
+    "buckets": "buckets_table",
+    "file_key_ranges": "file_key_ranges_table",
+    "table_indexes": "table_indexes_table",
 }
 JAVA_ONLY = {"snapshots": {"operation"}}
+JAVA_AGGREGATION_FIELDS = [  # AggregationFieldsTable.TABLE_TYPE (not in pypaimon)
+    ("field_name", "STRING", False),
+    ("field_type", "STRING", False),
+    ("function", "STRING", True),
+    ("function_options", "STRING", True),
+    ("comment", "STRING", True),
+]
 JAVA_STATISTIC_TABLE = [  # StatisticTable.TABLE_TYPE (pypaimon has no $statistics)
     ("snapshot_id", "BIGINT", False),
     ("schema_id", "BIGINT", False),
@@ -59,13 +70,18 @@ JAVA_STATISTIC_TABLE = [  # StatisticTable.TABLE_TYPE (pypaimon has no $statisti
 
 
 def _pypaimon_type(field: Any) -> tuple[str, str, bool]:
-    kind = getattr(field.type, "type", None) or "ARRAY<STRING>"
+    kind = getattr(field.type, "type", None)
+    if kind is None:  # an ARRAY: of STRING, or of DeletionVectorMeta rows
+        element = field.type.element
+        kind = "ARRAY<STRING>" if hasattr(element, "type") else DV_RANGES
     return field.name, kind, field.type.nullable
 
 
 def test_every_system_table_is_declared_by_pypaimon_or_java() -> None:
-    assert set(SYSTEM_TABLES) == set(PYPAIMON_MODULES) | {"statistics"}
+    assert set(SYSTEM_TABLES) == set(PYPAIMON_MODULES) | {"statistics", "aggregation_fields"}
     assert list(system_table_columns("statistics")) == JAVA_STATISTIC_TABLE
+    assert list(system_table_columns("aggregation_fields")) == JAVA_AGGREGATION_FIELDS
+    assert list(SYSTEM_TABLES)[:5] == ["manifests", "snapshots", "options", "schemas", "partitions"]
 
 
 @pytest.mark.parametrize("name", sorted(PYPAIMON_MODULES))
@@ -86,8 +102,8 @@ def test_snapshots_has_java_operation_column_before_writer_version() -> None:
 
 def test_unknown_system_table(warehouse: str) -> None:
     table = new_table(new_catalog(warehouse), commits=1)
-    with pytest.raises(TableNotExist, match="Unknown system table 'audit_log'"):
-        system_table_rows(table, "audit_log")
+    with pytest.raises(TableNotExist, match="Unknown system table 'nope': supported are manifests"):
+        system_table_rows(table, "nope")
     with pytest.raises(TableNotExist):
         spark_schema("nope")
     assert system_table_rows(table, " SnapShots ", time_zone="UTC")[0][0] == 1
@@ -101,6 +117,9 @@ def test_spark_schema() -> None:
     assert types["creation_time"] == ("timestamp_ntz", True)
     assert types["write_cols"] == ("array<string>", True)
     assert types["deleteRowCount"] == ("bigint", True)
+    ranges = spark_schema("table_indexes")["dv_ranges"].dataType
+    assert ranges.simpleString() == DV_RANGES
+    assert [f.nullable for f in ranges.elementType.fields] == [False, False, False, True]
 
 
 # ----------------------------------------------------------------------- against pypaimon
@@ -336,3 +355,128 @@ def test_timestamps_in_session_zone(warehouse: str) -> None:
 def test_cast_to_string(value: Any, type_text: str, expected: str | None) -> None:
     zone = dt.timezone(dt.timedelta(hours=8))
     assert cast_to_string(value, parse_data_type(type_text), zone) == expected
+
+
+# ------------------------------------------------- $buckets, $file_key_ranges, $table_indexes
+
+
+@pytest.fixture
+def bucketed(warehouse: str, utc_process: None) -> FileStoreTable:
+    """A partitioned primary-key table with two buckets: three commits, 2 rows each."""
+    return new_table(
+        new_catalog(warehouse), "db.pk", primary_keys=["id", "dt"], options={"bucket": "2"}
+    )
+
+
+def test_buckets_as_pypaimon(warehouse: str, bucketed: FileStoreTable) -> None:
+    ours = _ours(bucketed, "buckets", time_zone="UTC")
+    theirs = _pypaimon_rows(warehouse, "db.pk", "buckets")
+    # Java's order: the partition string, then the bucket; Java renders partitions as {v}.
+    assert [(r["partition"], r["bucket"]) for r in ours] == [
+        ("{2024-01-01}", 0),
+        ("{2024-01-01}", 1),
+        ("{2024-01-02}", 0),
+    ]
+    files = _ours(bucketed, "files", time_zone="UTC")
+    for mine, their in zip(ours, theirs):
+        assert their.pop("partition") == "dt=" + mine.pop("partition")[1:-1]
+        in_bucket = [f for f in files if f["bucket"] == mine["bucket"]]
+        assert mine.pop("last_update_time") in {f["creation_time"] for f in in_bucket}
+        their.pop("last_update_time")  # pypaimon drops the milliseconds
+        assert mine == their
+    assert sum(r["record_count"] for r in ours) == 6
+    # Time travel: the first commit wrote one bucket of one partition.
+    assert len(system_table_rows(bucketed, "buckets", snapshot_id=1)) == 1
+
+
+def test_file_key_ranges_as_pypaimon(warehouse: str, bucketed: FileStoreTable) -> None:
+    ours = _ours(bucketed, "file_key_ranges", time_zone="UTC")
+    theirs = {r["file_path"]: r for r in _pypaimon_rows(warehouse, "db.pk", "file_key_ranges")}
+    files = {r["file_path"]: r for r in _ours(bucketed, "files", time_zone="UTC")}
+    assert len(ours) == len(theirs) == 3
+    for mine in ours:
+        their = theirs[mine["file_path"]]
+        assert their.pop("partition") == "dt=" + mine.pop("partition")[1:-1]
+        assert mine == their
+        assert {k: files[mine["file_path"]][k] for k in mine if k != "partition"} == mine
+    assert ours[0]["min_key"].startswith("[") and ours[0]["first_row_id"] is None
+
+
+def test_table_indexes_of_a_dynamic_bucket_table_as_pypaimon(warehouse: str) -> None:
+    table = new_table(new_catalog(warehouse), "db.dyn", primary_keys=["id", "dt"])
+    ours = _ours(table, "table_indexes", time_zone="UTC")
+    theirs = _pypaimon_rows(warehouse, "db.dyn", "table_indexes")
+    assert {r["index_type"] for r in ours} == {"HASH"}
+    assert sum(r["row_count"] for r in ours) == 6  # one hash per key
+    for mine, their in zip(ours, theirs):
+        assert their.pop("partition") == "dt=" + mine.pop("partition")[1:-1]
+        assert mine == their
+    assert len(system_table_rows(table, "table_indexes", snapshot_id=1)) == 1
+    assert (
+        system_table_rows(new_table(new_catalog(warehouse + "/x"), commits=1), "table_indexes")
+        == []
+    )
+
+
+def test_table_indexes_show_java_deletion_vectors(warehouse: str, oracle: Any) -> None:
+    """Deletion vectors written by Paimon 0.9: one DV index file for the level-5 file whose
+    key 1 the second write replaced."""
+    oracle(
+        "create-table", warehouse, "db.dv", "--schema", "k INT, v STRING, dt STRING",
+        "--primary-key", "k,dt", "--partition", "dt", "--option", "bucket=1",
+        "--option", "deletion-vectors.enabled=true",
+    )  # fmt: skip
+    oracle(
+        "write",
+        warehouse,
+        "db.dv",
+        "--json-rows",
+        '[{"k":1,"v":"a","dt":"x"},{"k":2,"v":"b","dt":"x"}]',
+    )
+    oracle("write", warehouse, "db.dv", "--json-rows", '[{"k":1,"v":"a2","dt":"x"}]')
+    table = FileSystemCatalog(warehouse).get_table("db.dv")
+    (row,) = _ours(table, "table_indexes")
+    (their,) = _pypaimon_rows(warehouse, "db.dv", "table_indexes")
+    assert (row["partition"], row["index_type"], row["row_count"]) == ("{x}", "DELETION_VECTORS", 1)
+    (dv,) = row["dv_ranges"]
+    level5 = [f for f in oracle("files", warehouse, "db.dv") if f["level"] == 5]
+    assert dv["f0"] == level5[0]["file"] and dv["_CARDINALITY"] is None  # 0.9 keeps no count
+    their.pop("partition")
+    row.pop("partition")
+    assert row == their
+
+
+def test_aggregation_fields(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.agg",
+        pa.schema(
+            [pa.field("id", pa.int64(), False), ("price", pa.int32()), ("total", pa.int64())]
+        ),
+        primary_keys=["id"],
+        options={
+            "merge-engine": "aggregation",
+            "fields.price.ignore-retract": "true",
+            "fields.price.aggregate-function": "max",
+            "fields.total.aggregate-function": "sum",
+            "fields.default-aggregate-function": "last_value",
+        },
+    )
+    rows = _ours(table, "aggregation_fields")
+    assert rows == [
+        {"field_name": "id", "field_type": "BIGINT NOT NULL", "function": "[]",
+         "function_options": "[]", "comment": None},
+        {"field_name": "price", "field_type": "INT", "function": "[true, max]",
+         "function_options": "[fields.price.ignore-retract, fields.price.aggregate-function]",
+         "comment": None},
+        {"field_name": "total", "field_type": "BIGINT", "function": "[sum]",
+         "function_options": "[fields.total.aggregate-function]", "comment": None},
+    ]  # fmt: skip
+
+
+def test_statistics_follow_time_travel(warehouse: str) -> None:
+    table = new_table(new_catalog(warehouse), commits=1)
+    assert system_table_rows(table, "statistics") == []
+    assert system_table_rows(table, "statistics", snapshot_id=1) == []
+    with pytest.raises(SnapshotNotFound):
+        system_table_rows(table, "statistics", snapshot_id=7)
