@@ -341,7 +341,7 @@ def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreT
     from paimon_core.catalog import FileSystemCatalog
     from paimon_core.exceptions import TableNotExist
     from paimon_core.format.schema import SchemaManager
-    from paimon_core.io.fileio import get_file_io
+    from paimon_core.io.load import get_file_io
     from paimon_core.table import FileStoreTable
 
     lower = {k.lower(): v for k, v in options.items()}

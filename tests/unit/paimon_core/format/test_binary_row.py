@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import time
 from decimal import Context, Decimal
 from typing import Any
 
@@ -271,19 +270,12 @@ def test_bad_values_and_bad_bytes_raise_domain_errors() -> None:
         deserialize_row(b"\x00", [])
 
 
-def test_codec_is_cached_and_fast() -> None:
+def test_codec_is_cached() -> None:
+    """One codec per type list (bench/ measures its speed)."""
     types = [STRING(), INT(), DATE()]
     assert row_codec(types) is row_codec(tuple(types))
     values = ["2024-01-01", 5, dt.date(2024, 1, 1)]
-    data = serialize_row(values, types)
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(1000):
-            serialize_row(values, types)
-            deserialize_row(data, types)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.05  # ~3 us per round trip; pypaimon's serializer alone takes ~15 us
+    assert deserialize_row(serialize_row(values, types), types) == values
 
 
 # ------------------------------------------------------------------ property round trip

@@ -7,7 +7,6 @@ import io
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -629,28 +628,18 @@ def test_manifest_list_write_and_read(tmp_path: Path) -> None:
     assert ml.read(empty) == [] and empty != name
 
 
-# ------------------------------------------------------------------------- performance
+# ------------------------------------------------------------------------- many entries
 
 
-def _best_ms(fn: Any, runs: int = 7) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
-
-
-def test_decoding_1000_entries_is_fast() -> None:
+def test_a_thousand_entries_round_trip() -> None:
+    """Speed is measured in bench/plan.py; here only that a large manifest decodes exactly."""
     entries = [
         _entry(i, value_stats=SimpleStats(KEY_1 * 2, KEY_1 * 2, (0, 1, None)), file_size=10**6 + i)
         for i in range(1000)
     ]
     data = serialize_manifest(entries)
     assert deserialize_manifest(data) == entries
-    # ~6 ms on a slow 2-core machine; fastavro's generic reader alone takes ~10 ms.
-    assert _best_ms(lambda: deserialize_manifest(data)) < 25
-    assert _best_ms(lambda: serialize_manifest(entries[:1]), 20) < 1
+    assert deserialize_manifest(serialize_manifest(entries[:1])) == entries[:1]
 
 
 def test_partition_stats_order_floats_as_double_compare_to() -> None:

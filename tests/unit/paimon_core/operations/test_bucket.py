@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import random
 import struct
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -274,16 +273,18 @@ def test_assign_buckets_matches_pypaimon_fixed_bucket_extractor() -> None:
     assert ours.tolist() == theirs._extract_buckets_batch(batch)
 
 
-def test_vectorised_assignment_is_fast() -> None:
-    n = 200_000
+def test_vectorised_assignment_matches_the_per_row_path() -> None:
+    """The vectorised hash over 20,000 rows equals the per-row BinaryRow hash (its speed is
+    a bench/ matter)."""
+    n = 20_000
     ints = pa.array(np.arange(n, dtype=np.int64))
     strings = pa.array([f"key-{i}" for i in range(n)])
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        assign_buckets([ints, strings], [BIGINT(), STRING()], 16)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.5  # ~0.07 s; the per-row Python path takes ~1.5 s
+    got = assign_buckets([ints, strings], [BIGINT(), STRING()], 16).tolist()
+    sample = range(0, n, 997)
+    expected = [
+        bucket_for_hash(row_hash([i, f"key-{i}"], [BIGINT(), STRING()]), 16) for i in sample
+    ]
+    assert [got[i] for i in sample] == expected
 
 
 def test_float_keys_hash_their_raw_bits_as_java() -> None:
