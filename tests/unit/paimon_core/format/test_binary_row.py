@@ -275,7 +275,7 @@ def test_codec_is_cached() -> None:
     types = [STRING(), INT(), DATE()]
     assert row_codec(types) is row_codec(tuple(types))
     values = ["2024-01-01", 5, dt.date(2024, 1, 1)]
-    assert deserialize_row(serialize_row(values, types), types) == values
+    assert list(deserialize_row(serialize_row(values, types), types)) == values
 
 
 # ------------------------------------------------------------------ property round trip
