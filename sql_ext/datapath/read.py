@@ -148,7 +148,15 @@ def plan_read(
         from sql_ext.datapath.changes import sequence_number_enabled
 
         sequence_number = sequence_number_enabled(table)
-    plan = ReadPlan(table, chosen, tuple(planned), sid, view, tuple(meta), sequence_number)
+    plan = ReadPlan(
+        table,
+        chosen,
+        tuple(planned),
+        sid,
+        view=view,
+        meta=tuple(meta),
+        sequence_number=sequence_number,
+    )
     if not plan.plain:
         from sql_ext.datapath.changes import check_plan
 
