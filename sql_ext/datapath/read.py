@@ -15,6 +15,7 @@ statement builds its own relation, so a differently filtered statement gets its 
 from __future__ import annotations
 
 import base64
+import os
 import pickle
 import re
 import zlib
@@ -30,6 +31,7 @@ from paimon_core.exceptions import InvalidArgument
 from paimon_core.read import data_file_path
 from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
+from sql_ext.jvm import string_seq
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -56,6 +58,10 @@ class ReadPlan:
     columns: tuple[str, ...]
     splits: tuple[Split, ...]
     snapshot_id: int | None
+    task_bytes: int = 0
+    """Splits are packed into Spark tasks of about this many bytes (file sizes plus
+    ``open_cost`` each, as Spark packs files); 0: one task per split."""
+    open_cost: int = 4 * 2**20
 
     @property
     def fields(self) -> list[DataField]:
@@ -116,9 +122,82 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     if direct:
         frames.append(_spark_parquet(spark, read_plan, direct))
     if rest or not direct:
-        frames.append(_source_dataframe(spark, replace(read_plan, splits=tuple(rest))))
+        packed = _packed(replace(read_plan, splits=tuple(rest)), spark)
+        frames.append(_source_dataframe(spark, packed))
     df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     return df.select() if not plan.columns else df
+
+
+_MAX_PARTITION_BYTES = ("spark.sql.files.maxPartitionBytes", 128 * 2**20)
+_OPEN_COST = ("spark.sql.files.openCostInBytes", 4 * 2**20)
+_MIN_PARTITIONS = ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism")
+_BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+
+
+def _packed(plan: ReadPlan, spark: SparkSession | None) -> ReadPlan:
+    """``plan`` with its splits packed as Spark packs files for a scan
+    (``FilePartition.maxSplitBytes``, as Paimon-Spark's ``BinPackingSplits``): tasks of
+    ``min(maxPartitionBytes, max(openCost, total / parallelism))`` bytes, each file counting
+    its size plus ``openCost``. Without a session (the DataFrame API's reader runs in a Python
+    worker) Spark's defaults apply and the parallelism is the driver's core count.
+
+    Each task of a Python data source costs a Python worker round (tens of milliseconds, far
+    more on a loaded machine), so a task per split (a table of 10 partitions x 4 buckets has
+    40) would cost more than reading small splits does."""
+    if len(plan.splits) < 2:
+        return plan
+    confs: Mapping[str, str] = {}
+    if spark is not None:
+        from sql_ext.jvm import session_confs
+
+        confs = session_confs(spark)
+    max_bytes = _bytes(confs.get(_MAX_PARTITION_BYTES[0]), _MAX_PARTITION_BYTES[1])
+    open_cost = _bytes(confs.get(_OPEN_COST[0]), _OPEN_COST[1])
+    parallelism = next((confs[k] for k in _MIN_PARTITIONS if confs.get(k)), None)
+    if parallelism:
+        cores = int(parallelism)
+    elif spark is not None:
+        cores = spark.sparkContext.defaultParallelism
+    else:
+        cores = os.cpu_count() or 1
+    total = sum(f.file_size + open_cost for s in plan.splits for f in s.files)
+    task_bytes = min(max_bytes, max(open_cost, total // max(cores, 1)))
+    return replace(plan, task_bytes=task_bytes, open_cost=open_cost)
+
+
+def _bytes(text: str | None, default: int) -> int:
+    """A Spark size setting (``134217728``, ``128m``, ``128MB``) in bytes."""
+    if not text:
+        return default
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", text.lower())
+    return int(match.group(1)) * _BYTE_UNITS[match.group(2)] if match else default
+
+
+def pack_splits(
+    splits: Sequence[Split], task_bytes: int, open_cost: int
+) -> list[tuple[Split, ...]]:
+    """``splits`` in groups of about ``task_bytes`` (largest first, each into the current
+    group while it fits: Spark's packing of files); one group per split when 0. A split (a
+    primary-key bucket, merged as a whole) is never divided."""
+    if task_bytes <= 0:
+        return [(s,) for s in splits]
+
+    def size(split: Split) -> int:
+        return sum(f.file_size + open_cost for f in split.files)
+
+    groups: list[tuple[Split, ...]] = []
+    current: list[Split] = []
+    filled = 0
+    for split in sorted(splits, key=size, reverse=True):
+        weight = size(split)
+        if current and filled + weight > task_bytes:
+            groups.append(tuple(current))
+            current, filled = [], 0
+        current.append(split)
+        filled += weight
+    if current:
+        groups.append(tuple(current))
+    return groups
 
 
 def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
@@ -190,7 +269,11 @@ def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> Dat
     from pyspark.sql import functions as F
 
     schema = plan.spark_schema
-    df = spark.read.schema(schema).parquet(*paths)
+    # spark.read.schema(schema).parquet(*paths), with the paths in one py4j round trip
+    # (PySpark hands Spark a list one element per round trip).
+    reader = spark.read
+    jschema = spark._jsparkSession.parseDataType(schema.json())  # type: ignore[attr-defined]
+    df = reader._df(reader._jreader.schema(jschema).parquet(string_seq(spark, paths)))
     if not any(f.metadata for f in schema):
         return df
     # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
@@ -228,7 +311,7 @@ def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceR
     if encoded is not None:
         return PaimonReader(decode_plan(encoded))
     table, snapshot = _load(options)
-    return PaimonReader(plan_read(table, snapshot))
+    return PaimonReader(_packed(plan_read(table, snapshot), None))
 
 
 def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
@@ -250,19 +333,21 @@ def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
 
 @dataclass(frozen=True)
 class SplitPartition(InputPartition):
-    """One split: the unit one Spark task reads."""
+    """The splits one Spark task reads."""
 
-    split: Split
+    splits: tuple[Split, ...]
 
 
 class PaimonReader(DataSourceReader):
-    """Reads the splits of a plan; one Spark partition per split."""
+    """Reads the splits of a plan, packed into tasks by ``plan.task_bytes``."""
 
     def __init__(self, plan: ReadPlan) -> None:
         self.plan = plan
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [SplitPartition(s) for s in self.plan.splits]
+        plan = self.plan
+        groups = pack_splits(plan.splits, plan.task_bytes, plan.open_cost)
+        return [SplitPartition(g) for g in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
@@ -270,7 +355,7 @@ class PaimonReader(DataSourceReader):
         plan = self.plan
         target = spark_arrow_schema(plan.spark_schema)
         read = plan.table.new_read()
-        for batch in read.to_arrow_batches([partition.split], list(plan.columns)):
+        for batch in read.to_arrow_batches(partition.splits, list(plan.columns)):
             yield to_spark_arrow(batch, plan.fields, target)
 
 
