@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 _CACHE: dict[str, Any] = {}
-"""The gateway the cached JVM objects belong to, the ObjectMapper, ArrayList's class."""
+"""The gateway the cached JVM objects belong to, and those objects (made once per JVM)."""
 
 
 def _jackson(spark: SparkSession) -> tuple[Any, Any]:
@@ -30,6 +30,7 @@ def _jackson(spark: SparkSession) -> tuple[Any, Any]:
         _CACHE["mapper"] = jvm.com.fasterxml.jackson.databind.ObjectMapper()
         _CACHE["list_class"] = jvm.java.util.ArrayList._java_lang_class
         _CACHE["to_seq"] = jvm.org.apache.spark.api.python.PythonUtils.toSeq
+        _CACHE["as_java"] = jvm.scala.jdk.javaapi.CollectionConverters.asJava
         _CACHE["gateway"] = gateway
     return _CACHE["mapper"], _CACHE["list_class"]
 
@@ -47,3 +48,11 @@ def string_seq(spark: SparkSession, items: Sequence[str]) -> Any:
     """A Scala ``Seq[String]`` of ``items`` in the JVM, in two round trips."""
     mapper, list_class = _jackson(spark)
     return _CACHE["to_seq"](mapper.readValue(json.dumps(list(items)), list_class))
+
+
+def scala_string_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:
+    """A Scala ``Map[String, String]`` of the JVM as a dict, in two round trips."""
+    mapper, _ = _jackson(spark)
+    entries = json.loads(mapper.writeValueAsString(_CACHE["as_java"](scala_map)))
+    assert isinstance(entries, dict)
+    return entries

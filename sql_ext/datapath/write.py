@@ -317,6 +317,71 @@ def _task_error(error: PySparkException) -> PaimonError | None:
 # -------------------------------------------------------------- df.write.format("paimon")
 
 
+SAVE_MODES = ("append", "overwrite")
+_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
+
+
+def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int | None:
+    """``df.write.format("paimon").mode(mode).save("db.t")``, run as INSERT runs: the same job
+    (``write_dataframe``: primary-key and bucketed tables shuffled by partition and bucket,
+    dynamic-bucket tables by partition, one commit), as Paimon-Spark's ``SparkSource`` runs
+    ``WriteIntoPaimonTable``. ``append`` adds the rows (an upsert on a primary-key table);
+    ``overwrite`` replaces the table, or only the partitions written when
+    ``partitionOverwriteMode`` (the option, else the session's
+    ``spark.sql.sources.partitionOverwriteMode``) is ``dynamic``. Columns match by name.
+    The session's ``spark.paimon.*`` settings apply, as to INSERT. Returns the snapshot id.
+
+    Raises:
+        SqlError: no table or warehouse, another save mode, a bad partitionOverwriteMode,
+            or data the table cannot take.
+    """
+    from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
+    from sql_ext.metadata.config import CATALOG_NAME
+
+    table, lower = _target_table(options)
+    if mode.lower() not in SAVE_MODES:
+        raise SqlError(
+            f"format('paimon') cannot save to {table.identifier} in mode {mode}: "
+            "use append or overwrite"
+        )
+    spark = df.sparkSession
+    database, _, name = table.identifier.partition(".")
+    table = with_dynamic_options(
+        table, paimon_confs(spark), CATALOG_NAME, database, name, time_travel=False
+    )
+    overwrite: Overwrite = False
+    if mode.lower() == "overwrite":
+        setting = lower.get("partitionoverwritemode") or spark.conf.get(
+            _OVERWRITE_MODE_CONF, "static"
+        )
+        dynamic = _overwrite_mode(setting) == "dynamic"
+        overwrite = True if dynamic and table.schema.partition_keys else {}
+    return write_dataframe(table, df, overwrite)
+
+
+def _target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str, str]]:
+    """The table ``format("paimon")`` writes (option ``path`` or ``table``, in the
+    ``warehouse`` with the ``s3.*`` catalog options), and the options lower-cased."""
+    from paimon_core.catalog import FileSystemCatalog
+
+    lower = {k.lower(): v for k, v in options.items()}
+    identifier = lower.get("path") or lower.get("table")
+    warehouse = lower.get("warehouse")
+    if not identifier or not warehouse:
+        raise SqlError(
+            "format('paimon') writes need the table (save('db.t')) and option 'warehouse'"
+        )
+    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
+    return FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier), lower
+
+
+def _overwrite_mode(setting: str | None) -> str:
+    mode = (setting or "static").strip().lower()
+    if mode not in ("static", "dynamic"):
+        raise SqlError(f"Invalid partitionOverwriteMode '{setting}': static or dynamic")
+    return mode
+
+
 @dataclass
 class PaimonCommitMessage(WriterCommitMessage):
     """One task's pickled (messages, paths written); None when the task had no rows."""
@@ -325,12 +390,14 @@ class PaimonCommitMessage(WriterCommitMessage):
 
 
 class PaimonArrowWriter(DataSourceArrowWriter):
-    """``df.write.format("paimon").save("db.t")``: tasks write, the driver commits once.
+    """The ``paimon`` data source's own writer: tasks write, the driver commits once.
 
-    Spark gives a data source no way to shuffle its input, so only tables whose buckets may
-    be written by several tasks of one job are accepted: append tables. Primary-key tables
-    are refused (two tasks writing one bucket would give two files equal sequence numbers):
-    write them with INSERT through ``PaimonSession``.
+    ``df.write.format("paimon").save()`` from Python does not come here: ``source`` routes
+    it to ``save_dataframe``, which can shuffle. This writer serves callers that reach the
+    data source without PySpark's ``DataFrameWriter.save``; Spark gives a data source no way
+    to shuffle its input, so it takes only tables whose buckets may be written by several
+    tasks of one job: append tables. Primary-key tables are refused (two tasks writing one
+    bucket would give two files equal sequence numbers).
     """
 
     def __init__(self, job: WriteJob, overwrite: Overwrite) -> None:
@@ -351,33 +418,20 @@ class PaimonArrowWriter(DataSourceArrowWriter):
 def source_writer(
     options: Mapping[str, str], schema: StructType, overwrite: bool
 ) -> PaimonArrowWriter:
-    """The writer of ``format("paimon")``: options ``path`` (``db.t``), ``warehouse``, Paimon's
-    catalog options (``s3.*``) and ``partitionOverwriteMode`` (``static`` or ``dynamic``, as
-    Spark's file sources: a Python data source cannot see the session's configuration).
+    """The data source's writer (see ``PaimonArrowWriter``): options ``path`` (``db.t``),
+    ``warehouse``, Paimon's catalog options (``s3.*``) and ``partitionOverwriteMode``
+    (``static`` or ``dynamic``: a Python data source cannot see the session's configuration).
 
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
     """
-    from paimon_core.catalog import FileSystemCatalog
-
-    options = dict(options)
-    lower = {k.lower(): v for k, v in options.items()}
-    identifier = lower.get("path") or lower.get("table")
-    warehouse = lower.get("warehouse")
-    if not identifier or not warehouse:
-        raise SqlError(
-            "format('paimon') writes need the table (save('db.t')) and option 'warehouse'"
-        )
-    catalog_options = {k: v for k, v in options.items() if k.lower().startswith("s3.")}
-    table = FileSystemCatalog(warehouse, options=catalog_options).get_table(identifier)
+    table, lower = _target_table(options)
     if table.schema.primary_keys:
         raise SqlError(
-            f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
-            "cannot be shuffled by bucket; use INSERT INTO through PaimonSession"
+            f"format('paimon') cannot write primary-key table {table.identifier} without "
+            "PySpark's DataFrameWriter.save: its tasks cannot be shuffled by bucket"
         )
-    mode = lower.get("partitionoverwritemode", "static").lower()
-    if mode not in ("static", "dynamic"):
-        raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")
+    mode = _overwrite_mode(lower.get("partitionoverwritemode"))
     result: Overwrite = False
     if overwrite:
         result = True if mode == "dynamic" and table.schema.partition_keys else {}

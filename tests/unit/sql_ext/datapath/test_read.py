@@ -159,6 +159,43 @@ def test_a_dataframe_gives_the_same_answer_every_time(session: PaimonSession) ->
     assert rows(session, "SELECT count(*) FROM t WHERE p = 1") == [(3,)]
 
 
+def test_python_source_dataframes_give_the_same_answer_after_a_filter(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    """PySpark caches the partitions a Python data source planned on its relation: a count
+    after a filtered count of the same DataFrame must still count every row (the plan never
+    depends on the filters). Primary-key tables are read through the source."""
+    session.sql(
+        "CREATE TABLE kp (k INT NOT NULL, p INT, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO kp VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)")
+    whole = session.sql("SELECT * FROM kp")
+    assert whole.where("p = 1").count() == 2 and whole.count() == 5
+    assert whole.where("k > 3").count() == 2 and whole.count() == 5
+    loaded = spark.read.format("paimon").load("default.kp")
+    assert loaded.where("p = 2").count() == 2 and loaded.count() == 5
+
+
+def test_python_source_splits_are_packed_into_few_tasks(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    """A task of a Python data source costs a Python worker round: small buckets share one,
+    as Spark packs small files (here 3 partitions x 2 buckets, 6 splits, in 2 or 3 tasks)."""
+    session.sql(
+        "CREATE TABLE kq (k INT NOT NULL, p INT, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO kq SELECT CAST(id AS INT), CAST(id % 3 AS INT) FROM range(60)")
+    scan = session.sql("SELECT k FROM kq")
+    assert len(plans[-1].splits) == 6
+    assert 2 <= scan.rdd.getNumPartitions() <= 3  # ~ total size / defaultParallelism (2)
+    assert sorted(r[0] for r in scan.collect()) == list(range(60))
+    groups = read.pack_splits(plans[-1].splits, 1, 0)
+    assert len(groups) == 6  # a split is never divided, whatever the size
+    assert read.pack_splits(plans[-1].splits, 0, 0) == [(s,) for s in plans[-1].splits]
+
+
 def test_a_view_filtered_differently_is_not_stale(session: PaimonSession) -> None:
     _partitioned(session)
     session.sql("CREATE TEMPORARY VIEW v AS SELECT * FROM t")
