@@ -10,6 +10,7 @@ every time it runs, so they go as JSON text instead, encoded and decoded by the 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,3 +57,18 @@ def scala_string_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:
     entries = json.loads(mapper.writeValueAsString(_CACHE["as_java"](scala_map)))
     assert isinstance(entries, dict)
     return entries
+
+
+def is_temp_view(spark: SparkSession, name: str) -> bool:
+    """Whether the session has a temporary view ``name`` (as Spark resolves an unqualified
+    name: case-insensitively unless ``spark.sql.caseSensitive``), in two round trips and
+    without an exception for a name that is none."""
+    catalog = _SESSION_CATALOGS.get(spark)
+    if catalog is None:
+        jsession = spark._jsparkSession  # type: ignore[attr-defined]
+        catalog = _SESSION_CATALOGS[spark] = jsession.sessionState().catalog()
+    return bool(catalog.getTempView(name).isDefined())
+
+
+_SESSION_CATALOGS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""Each SparkSession's session catalog (one object for the session's life)."""

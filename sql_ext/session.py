@@ -51,6 +51,7 @@ from sql_ext.dml import delete, truncate
 from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, Rewrite, SqlError, first_line
 from sql_ext.insert import insert_dataframe, insert_spec, with_default_keywords
+from sql_ext.jvm import is_temp_view
 from sql_ext.metadata.config import (
     CATALOG_NAME,
     WAREHOUSE_CONF,
@@ -406,10 +407,11 @@ class PaimonSession:
             return False
 
     def _is_temp_view(self, name: str) -> bool:
-        try:
-            return bool(self.spark.catalog.getTable(quote_identifier(name)).isTemporary)
-        except AnalysisException:
-            return False
+        """Whether `name` is a temporary view of the session (which hides a Paimon table
+        of that name). Asked of Spark's session catalog directly: `spark.catalog.getTable`
+        raises for a name that is no view, and PySpark's conversion of that error costs
+        ~30 py4j round trips, on every statement that names a table without its database."""
+        return is_temp_view(self.spark, name)
 
     def _paimon_database(self, table: exp.Table) -> str:
         """The database of a name with Paimon syntax ($ names, time travel)."""

@@ -18,7 +18,9 @@ import base64
 import os
 import pickle
 import re
+import weakref
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -114,15 +116,18 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     (primary-key merges, renamed columns, TIME, nested types). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
+    from sql_ext.jvm import session_confs
+
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
     direct, rest = _direct_files(read_plan)
+    confs = session_confs(spark) if len(direct) > 1 or len(rest) > 1 else {}
     frames = []
     if direct:
-        frames.append(_spark_parquet(spark, read_plan, direct))
+        frames.append(_spark_parquet(spark, read_plan, direct, confs))
     if rest or not direct:
-        packed = _packed(replace(read_plan, splits=tuple(rest)), spark)
+        packed = _packed(replace(read_plan, splits=tuple(rest)), spark, confs)
         frames.append(_source_dataframe(spark, packed))
     df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     return df.select() if not plan.columns else df
@@ -134,23 +139,22 @@ _MIN_PARTITIONS = ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefault
 _BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 
 
-def _packed(plan: ReadPlan, spark: SparkSession | None) -> ReadPlan:
+def _packed(
+    plan: ReadPlan, spark: SparkSession | None, confs: Mapping[str, str] | None = None
+) -> ReadPlan:
     """``plan`` with its splits packed as Spark packs files for a scan
     (``FilePartition.maxSplitBytes``, as Paimon-Spark's ``BinPackingSplits``): tasks of
     ``min(maxPartitionBytes, max(openCost, total / parallelism))`` bytes, each file counting
     its size plus ``openCost``. Without a session (the DataFrame API's reader runs in a Python
-    worker) Spark's defaults apply and the parallelism is the driver's core count.
+    worker) Spark's defaults apply and the parallelism is the driver's core count. ``confs``
+    are the session's settings (``sql_ext.jvm.session_confs``).
 
     Each task of a Python data source costs a Python worker round (tens of milliseconds, far
     more on a loaded machine), so a task per split (a table of 10 partitions x 4 buckets has
     40) would cost more than reading small splits does."""
     if len(plan.splits) < 2:
         return plan
-    confs: Mapping[str, str] = {}
-    if spark is not None:
-        from sql_ext.jvm import session_confs
-
-        confs = session_confs(spark)
+    confs = confs or {}
     max_bytes = _bytes(confs.get(_MAX_PARTITION_BYTES[0]), _MAX_PARTITION_BYTES[1])
     open_cost = _bytes(confs.get(_OPEN_COST[0]), _OPEN_COST[1])
     parallelism = next((confs[k] for k in _MIN_PARTITIONS if confs.get(k)), None)
@@ -265,21 +269,63 @@ def _spark_reads(f: DataField) -> bool:
     return f.type.root in _SPARK_PARQUET_TYPES
 
 
-def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> DataFrame:
+_LISTING_THRESHOLD = ("spark.sql.sources.parallelPartitionDiscovery.threshold", 32)
+_PARQUET_FRAMES: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, ...], DataFrame]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per SparkSession, the latest DataFrames of Spark's Parquet reader, by schema and files."""
+_CACHED_FRAMES = 16
+
+
+def _spark_parquet(
+    spark: SparkSession, plan: ReadPlan, paths: list[str], confs: Mapping[str, str]
+) -> DataFrame:
+    """``spark.read.schema(...).parquet(*paths)``, the same DataFrame again for the same
+    schema and files (the last 16 are kept).
+
+    Making that DataFrame is most of a short statement's cost on the driver: Spark resolves
+    the source and checks and lists each file (tens of milliseconds, while a plain Parquet
+    view does it once). Paimon's data files never change once written, so a DataFrame of the
+    same files reads the same rows; a statement that plans the same files again (the same
+    query, or another one pruned to the same files, before the next commit) reuses it.
+
+    The paths travel in one py4j round trip (PySpark hands Spark a list one element per round
+    trip). Spark lists more than ``parallelPartitionDiscovery.threshold`` files in a Spark job
+    (about a second); these are local files known from the manifests, so the threshold is
+    lifted while the DataFrame is made and the listing stays on the driver."""
     from pyspark.sql import functions as F
 
     schema = plan.spark_schema
-    # spark.read.schema(schema).parquet(*paths), with the paths in one py4j round trip
-    # (PySpark hands Spark a list one element per round trip).
+    frames = _PARQUET_FRAMES.setdefault(spark, OrderedDict())
+    cache_key = (schema.json(), *paths)
+    cached = frames.get(cache_key)
+    if cached is not None:
+        frames.move_to_end(cache_key)
+        return cached
     reader = spark.read
     jschema = spark._jsparkSession.parseDataType(schema.json())  # type: ignore[attr-defined]
-    df = reader._df(reader._jreader.schema(jschema).parquet(string_seq(spark, paths)))
-    if not any(f.metadata for f in schema):
-        return df
-    # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
-    return df.select(
-        *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
-    )
+    key, default = _LISTING_THRESHOLD
+    threshold = confs.get(key)
+    lift = len(paths) > (int(threshold) if threshold and threshold.isdigit() else default)
+    if lift:
+        spark.conf.set(key, str(2**31 - 1))
+    try:
+        df = reader._df(reader._jreader.schema(jschema).parquet(string_seq(spark, paths)))
+    finally:
+        if lift:
+            if threshold is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, threshold)
+    if any(f.metadata for f in schema):
+        # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
+        df = df.select(
+            *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
+        )
+    frames[cache_key] = df
+    while len(frames) > _CACHED_FRAMES:
+        frames.popitem(last=False)
+    return df
 
 
 def _narrowest(table: FileStoreTable) -> str:

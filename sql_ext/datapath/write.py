@@ -25,6 +25,7 @@ import importlib
 import pickle
 import re
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -267,34 +268,38 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
     """``df`` partitioned so that no bucket of the table is written by two tasks."""
     table = job.table
     probe = table.new_write(job.overwrite)
+    probe.close()
     partitions = [F.col(quote_identifier(k)) for k in table.schema.partition_keys]
     if probe.mode == "unaware":
         return df  # every task writes its own files; append files never merge
     if probe.mode == "dynamic":
         # One task per partition owns its HASH index (Paimon's single assigner).
         return df.repartition(*partitions) if partitions else df.repartition(1)
-    schema = st.StructType(
-        [*df.schema.fields, st.StructField(BUCKET_COLUMN, st.IntegerType(), False)]
-    )
-    with_bucket = df.mapInArrow(_BucketAssigner(table).task, schema)
+    by_name = {f.name: f for f in table.schema.fields}
+    bucket_of = _BucketOf(tuple(by_name[k] for k in probe.bucket_keys), probe.num_buckets)
+    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+
+    with warnings.catch_warnings():  # "prefer type hints": *keys has no form they accept
+        warnings.simplefilter("ignore", UserWarning)
+        udf = arrow_udf(bucket_of, st.IntegerType(), ArrowUDFType.SCALAR)
+    keys = [F.col(quote_identifier(k)) for k in probe.bucket_keys]
+    with_bucket = df.withColumn(BUCKET_COLUMN, udf(*keys))
     return with_bucket.repartition(*partitions, F.col(BUCKET_COLUMN))
 
 
 @dataclass(frozen=True)
-class _BucketAssigner:
-    """Adds each row's fixed bucket (``bucket-key`` hash, as Paimon assigns it)."""
+class _BucketOf:
+    """Each row's fixed bucket from its bucket-key columns (their hash, as Paimon assigns
+    it). A scalar Arrow UDF: only the key columns travel to Python and the bucket back, not
+    the whole rows (a ``mapInArrow`` would move every column through Python twice)."""
 
-    table: FileStoreTable
+    fields: tuple[DataField, ...]
+    num_buckets: int
 
-    def task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        probe = self.table.new_write()
-        for batch in batches:
-            fitted = fit(self.table, batch)
-            keys = [fitted.column(k) for k in probe.bucket_keys]
-            buckets = assign_buckets(keys, probe.bucket_key_types, probe.num_buckets)
-            yield batch.append_column(
-                pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets, pa.int32())
-            )
+    def __call__(self, *keys: pa.Array) -> pa.Array:
+        fitted = [_fit(f, pa.chunked_array([k])) for f, k in zip(self.fields, keys)]
+        types = [f.type for f in self.fields]
+        return pa.array(assign_buckets(fitted, types, self.num_buckets), pa.int32())
 
 
 def _task_error(error: PySparkException) -> PaimonError | None:
