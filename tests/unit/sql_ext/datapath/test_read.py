@@ -196,6 +196,46 @@ def test_python_source_splits_are_packed_into_few_tasks(
     assert read.pack_splits(plans[-1].splits, 0, 0) == [(s,) for s in plans[-1].splits]
 
 
+def test_statements_planning_the_same_files_share_one_spark_dataframe(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    """Making Spark's Parquet DataFrame is most of a short statement's driver time; data
+    files never change, so the same files give the same DataFrame, until a commit."""
+    _partitioned(session)
+    frames = read._PARQUET_FRAMES.setdefault(spark, read.OrderedDict())
+
+    def ours() -> list[Any]:
+        return [k for k in frames if any(session.warehouse in p for p in k[1:])]
+
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(5.0,)]
+    assert len(ours()) == 1
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(5.0,)]
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1 AND x > 0") == [(5.0,)]
+    assert len(ours()) == 1  # same columns and files: the same DataFrame
+    session.sql("INSERT INTO t VALUES (6, 'f', 6.0, 1)")
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(11.0,)]
+    assert len(ours()) == 2
+
+
+def test_many_files_are_listed_on_the_driver(spark: SparkSession, session: PaimonSession) -> None:
+    """Spark lists more files than parallelPartitionDiscovery.threshold in a Spark job; the
+    files of a plan are known, so the statement makes no job (and the setting is kept)."""
+    _partitioned(session)
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    spark.conf.set(key, "1")
+    context = spark.sparkContext
+    try:
+        context.setJobGroup("paimon-listing", "reads of t")
+        df = session.sql("SELECT id FROM t")  # 5 files
+        assert list(context.statusTracker().getJobIdsForGroup("paimon-listing")) == []
+        assert spark.conf.get(key) == "1"
+    finally:
+        for name in ("spark.jobGroup.id", "spark.job.description"):
+            context.setLocalProperty(name, None)  # type: ignore[arg-type]
+        spark.conf.unset(key)
+    assert sorted(r[0] for r in df.collect()) == [1, 2, 3, 4, 5]
+
+
 def test_a_view_filtered_differently_is_not_stale(session: PaimonSession) -> None:
     _partitioned(session)
     session.sql("CREATE TEMPORARY VIEW v AS SELECT * FROM t")
