@@ -45,7 +45,7 @@ from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from paimon_core.commit_message import CommitMessage
@@ -272,9 +272,10 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
     partitions = [F.col(quote_identifier(k)) for k in table.schema.partition_keys]
     if probe.mode == "unaware":
         return df  # every task writes its own files; append files never merge
+    tasks = _writer_tasks(df.sparkSession)
     if probe.mode == "dynamic":
         # One task per partition owns its HASH index (Paimon's single assigner).
-        return df.repartition(*partitions) if partitions else df.repartition(1)
+        return df.repartition(tasks, *partitions) if partitions else df.repartition(1)
     by_name = {f.name: f for f in table.schema.fields}
     bucket_of = _BucketOf(tuple(by_name[k] for k in probe.bucket_keys), probe.num_buckets)
     from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
@@ -284,7 +285,17 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
         udf = arrow_udf(bucket_of, st.IntegerType(), ArrowUDFType.SCALAR)
     keys = [F.col(quote_identifier(k)) for k in probe.bucket_keys]
     with_bucket = df.withColumn(BUCKET_COLUMN, udf(*keys))
-    return with_bucket.repartition(*partitions, F.col(BUCKET_COLUMN))
+    return with_bucket.repartition(tasks, *partitions, F.col(BUCKET_COLUMN))
+
+
+def _writer_tasks(spark: SparkSession) -> int:
+    """How many tasks write a shuffled table: Spark's ``spark.sql.shuffle.partitions``, but
+    at most two per core. A fixed number, so that adaptive execution does not coalesce the
+    shuffle (it would leave cores idle: the Python writer is CPU-bound), and not the 200
+    that Spark defaults to (each Python task costs a worker round, even with no rows)."""
+    configured = spark.conf.get("spark.sql.shuffle.partitions", "200") or "200"
+    cores = max(spark.sparkContext.defaultParallelism, 1)
+    return max(1, min(int(configured) if configured.isdigit() else 200, 2 * cores))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from paimon_core.dynamic_bucket import deserialize_hash_index, index_file_path
 from paimon_core.exceptions import PaimonError
 from paimon_core.table import FileStoreTable
 from sql_ext.datapath import source
-from sql_ext.datapath.write import STAGING_PREFIX, WriteJob
+from sql_ext.datapath.write import STAGING_PREFIX, WriteJob, _route, conform
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
 from tests.conftest import ROOT
@@ -101,6 +101,9 @@ def test_primary_key_buckets_have_one_writer_and_distinct_sequences(
         assert hi1 < lo2  # the second INSERT continues after the first
     got = rows(t.to_arrow(), ["k"])
     assert got == [(k,) for k in range(30)]
+    # A fixed number of writer tasks: adaptive execution would coalesce them below the cores.
+    routed = _route(WriteJob.start(t, False), conform(t, session.spark.table("src_pk")))
+    assert "REPARTITION_BY_NUM" in routed._jdf.queryExecution().executedPlan().toString()
 
 
 def test_dynamic_bucket_index_has_one_owner_per_partition(session: PaimonSession) -> None:
