@@ -395,6 +395,9 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
                 .createOrReplaceTempView("src")
             s.sql("INSERT INTO t SELECT * FROM src")
             print("ROWS", s.sql("SELECT count(*), count(DISTINCT k) FROM t").collect()[0][:])
+            spark.range(0, 10, 1, 3).selectExpr("CAST(id AS INT) AS k", "'new' AS v") \
+                .write.format("paimon").mode("append").save("default.t")
+            print("UPSERT", s.sql("SELECT count(*), count_if(v = 'new') FROM t").collect()[0][:])
             spark.stop()
             """
         )
@@ -405,3 +408,4 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ROWS (50, 50)" in proc.stdout
+    assert "UPSERT (50, 10)" in proc.stdout  # df.write's upsert, shuffled on the executors
