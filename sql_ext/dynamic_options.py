@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from paimon_core.exceptions import SchemaError
 from paimon_core.format.schema import check_dynamic_option
 from sql_ext.errors import SqlError
+from sql_ext.jvm import session_confs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,8 +31,11 @@ WILDCARD = "*"
 
 
 def paimon_confs(spark: SparkSession) -> dict[str, str]:
-    """The session's `spark.paimon.*` settings (SET ones and those the session started with)."""
-    return {k: v for k, v in spark.conf.getAll.items() if k.startswith(PREFIX)}
+    """The session's `spark.paimon.*` settings (SET ones and those the session started with).
+
+    Read for every statement, so in one py4j round trip (`spark.conf.getAll` takes one per
+    setting)."""
+    return {k: v for k, v in session_confs(spark).items() if k.startswith(PREFIX)}
 
 
 def table_options(

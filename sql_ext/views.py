@@ -67,12 +67,12 @@ class ViewScope:
         self._pinned = pinned
 
     def register(self, df: DataFrame, shown: str = "") -> str:
-        """Register ``df`` under a fresh name that no existing view or table uses; ``shown``
-        names what it holds (e.g. ``paimon.db.t``)."""
+        """Register ``df`` under a fresh name; ``shown`` names what it holds (e.g.
+        ``paimon.db.t``). The name is random (a uuid4), so no table has it; the view is never
+        replaced, so a view of that name already there is kept and another name tried. (No
+        ``tableExists`` check first: it costs a round trip to Spark for every statement.)"""
         for _ in range(100):
             name = new_view_name()
-            if self.spark.catalog.tableExists(name):
-                continue
             try:
                 df.createTempView(name)
             except AnalysisException:

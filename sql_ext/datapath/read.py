@@ -15,9 +15,12 @@ statement builds its own relation, so a differently filtered statement gets its 
 from __future__ import annotations
 
 import base64
+import os
 import pickle
 import re
+import weakref
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,7 @@ from paimon_core.operations.scan import Split
 from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
+from sql_ext.jvm import string_seq
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -85,6 +89,10 @@ class ReadPlan:
     view: str = "data"
     meta: tuple[str, ...] = ()
     sequence_number: bool = False
+    task_bytes: int = 0
+    """Splits are packed into Spark tasks of about this many bytes (file sizes plus
+    ``open_cost`` each, as Spark packs files); 0: one task per split."""
+    open_cost: int = 4 * 2**20
 
     @property
     def fields(self) -> list[DataField]:
@@ -198,17 +206,92 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
             return _source_dataframe(spark, plan)
         narrow = replace(plan, columns=(_narrowest(plan.table),))
         return _source_dataframe(spark, narrow).select()
+    from sql_ext.jvm import session_confs
+
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
     direct, rest = _direct_files(read_plan)
+    confs = session_confs(spark) if len(direct) > 1 or len(rest) > 1 else {}
     frames = []
     if direct:
-        frames.append(_spark_parquet(spark, read_plan, direct))
+        frames.append(_spark_parquet(spark, read_plan, direct, confs))
     if rest or not direct:
-        frames.append(_source_dataframe(spark, replace(read_plan, splits=tuple(rest))))
+        packed = _packed(replace(read_plan, splits=tuple(rest)), spark, confs)
+        frames.append(_source_dataframe(spark, packed))
     df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     return df.select() if not plan.columns else df
+
+
+_MAX_PARTITION_BYTES = ("spark.sql.files.maxPartitionBytes", 128 * 2**20)
+_OPEN_COST = ("spark.sql.files.openCostInBytes", 4 * 2**20)
+_MIN_PARTITIONS = ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism")
+_BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+
+
+def _packed(
+    plan: ReadPlan, spark: SparkSession | None, confs: Mapping[str, str] | None = None
+) -> ReadPlan:
+    """``plan`` with its splits packed as Spark packs files for a scan
+    (``FilePartition.maxSplitBytes``, as Paimon-Spark's ``BinPackingSplits``): tasks of
+    ``min(maxPartitionBytes, max(openCost, total / parallelism))`` bytes, each file counting
+    its size plus ``openCost``. Without a session (the DataFrame API's reader runs in a Python
+    worker) Spark's defaults apply and the parallelism is the driver's core count. ``confs``
+    are the session's settings (``sql_ext.jvm.session_confs``).
+
+    Each task of a Python data source costs a Python worker round (tens of milliseconds, far
+    more on a loaded machine), so a task per split (a table of 10 partitions x 4 buckets has
+    40) would cost more than reading small splits does."""
+    if len(plan.splits) < 2:
+        return plan
+    confs = confs or {}
+    max_bytes = _bytes(confs.get(_MAX_PARTITION_BYTES[0]), _MAX_PARTITION_BYTES[1])
+    open_cost = _bytes(confs.get(_OPEN_COST[0]), _OPEN_COST[1])
+    parallelism = next((confs[k] for k in _MIN_PARTITIONS if confs.get(k)), None)
+    if parallelism:
+        cores = int(parallelism)
+    elif spark is not None:
+        cores = spark.sparkContext.defaultParallelism
+    else:
+        cores = os.cpu_count() or 1
+    total = sum(f.file_size + open_cost for s in plan.splits for f in s.files)
+    task_bytes = min(max_bytes, max(open_cost, total // max(cores, 1)))
+    return replace(plan, task_bytes=task_bytes, open_cost=open_cost)
+
+
+def _bytes(text: str | None, default: int) -> int:
+    """A Spark size setting (``134217728``, ``128m``, ``128MB``) in bytes."""
+    if not text:
+        return default
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", text.lower())
+    return int(match.group(1)) * _BYTE_UNITS[match.group(2)] if match else default
+
+
+def pack_splits(
+    splits: Sequence[Split], task_bytes: int, open_cost: int
+) -> list[tuple[Split, ...]]:
+    """``splits`` in groups of about ``task_bytes`` (largest first, each into the current
+    group while it fits: Spark's packing of files); one group per split when 0. A split (a
+    primary-key bucket, merged as a whole) is never divided."""
+    if task_bytes <= 0:
+        return [(s,) for s in splits]
+
+    def size(split: Split) -> int:
+        return sum(f.file_size + open_cost for f in split.files)
+
+    groups: list[tuple[Split, ...]] = []
+    current: list[Split] = []
+    filled = 0
+    for split in sorted(splits, key=size, reverse=True):
+        weight = size(split)
+        if current and filled + weight > task_bytes:
+            groups.append(tuple(current))
+            current, filled = [], 0
+        current.append(split)
+        filled += weight
+    if current:
+        groups.append(tuple(current))
+    return groups
 
 
 def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
@@ -281,17 +364,63 @@ def _spark_reads(f: DataField) -> bool:
     return f.type.root in _SPARK_PARQUET_TYPES
 
 
-def _spark_parquet(spark: SparkSession, plan: ReadPlan, paths: list[str]) -> DataFrame:
+_LISTING_THRESHOLD = ("spark.sql.sources.parallelPartitionDiscovery.threshold", 32)
+_PARQUET_FRAMES: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, ...], DataFrame]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per SparkSession, the latest DataFrames of Spark's Parquet reader, by schema and files."""
+_CACHED_FRAMES = 16
+
+
+def _spark_parquet(
+    spark: SparkSession, plan: ReadPlan, paths: list[str], confs: Mapping[str, str]
+) -> DataFrame:
+    """``spark.read.schema(...).parquet(*paths)``, the same DataFrame again for the same
+    schema and files (the last 16 are kept).
+
+    Making that DataFrame is most of a short statement's cost on the driver: Spark resolves
+    the source and checks and lists each file (tens of milliseconds, while a plain Parquet
+    view does it once). Paimon's data files never change once written, so a DataFrame of the
+    same files reads the same rows; a statement that plans the same files again (the same
+    query, or another one pruned to the same files, before the next commit) reuses it.
+
+    The paths travel in one py4j round trip (PySpark hands Spark a list one element per round
+    trip). Spark lists more than ``parallelPartitionDiscovery.threshold`` files in a Spark job
+    (about a second); these are local files known from the manifests, so the threshold is
+    lifted while the DataFrame is made and the listing stays on the driver."""
     from pyspark.sql import functions as F
 
     schema = plan.spark_schema
-    df = spark.read.schema(schema).parquet(*paths)
-    if not any(f.metadata for f in schema):
-        return df
-    # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
-    return df.select(
-        *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
-    )
+    frames = _PARQUET_FRAMES.setdefault(spark, OrderedDict())
+    cache_key = (schema.json(), *paths)
+    cached = frames.get(cache_key)
+    if cached is not None:
+        frames.move_to_end(cache_key)
+        return cached
+    reader = spark.read
+    jschema = spark._jsparkSession.parseDataType(schema.json())  # type: ignore[attr-defined]
+    key, default = _LISTING_THRESHOLD
+    threshold = confs.get(key)
+    lift = len(paths) > (int(threshold) if threshold and threshold.isdigit() else default)
+    if lift:
+        spark.conf.set(key, str(2**31 - 1))
+    try:
+        df = reader._df(reader._jreader.schema(jschema).parquet(string_seq(spark, paths)))
+    finally:
+        if lift:
+            if threshold is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, threshold)
+    if any(f.metadata for f in schema):
+        # Spark's file sources drop column comments (DESCRIBE shows them): restore them.
+        df = df.select(
+            *[F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in schema]
+        )
+    frames[cache_key] = df
+    while len(frames) > _CACHED_FRAMES:
+        frames.popitem(last=False)
+    return df
 
 
 def _narrowest(table: FileStoreTable) -> str:
@@ -325,7 +454,7 @@ def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceR
     from sql_ext.views import plan_table
 
     table, snapshot = _load(options)
-    return PaimonReader(plan_table(table, snapshot))
+    return PaimonReader(_packed(plan_table(table, snapshot), None))
 
 
 def is_table_path(name: str) -> bool:
@@ -384,19 +513,21 @@ def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
 
 @dataclass(frozen=True)
 class SplitPartition(InputPartition):
-    """One split: the unit one Spark task reads."""
+    """The splits one Spark task reads."""
 
-    split: Split | IncrementalSplit
+    splits: tuple[Split | IncrementalSplit, ...]
 
 
 class PaimonReader(DataSourceReader):
-    """Reads the splits of a plan; one Spark partition per split."""
+    """Reads the splits of a plan, packed into tasks by ``plan.task_bytes``."""
 
     def __init__(self, plan: ReadPlan) -> None:
         self.plan = plan
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [SplitPartition(s) for s in self.plan.splits]
+        plan = self.plan
+        groups = pack_splits(plan.splits, plan.task_bytes, plan.open_cost)
+        return [SplitPartition(g) for g in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
@@ -405,16 +536,18 @@ class PaimonReader(DataSourceReader):
         if not plan.plain:
             from sql_ext.datapath.changes import read_split
 
-            yield from read_split(plan, partition.split)
+            for split in partition.splits:
+                yield from read_split(plan, split)
             return
         target = spark_arrow_schema(plan.spark_schema)
         read = plan.table.new_read()
         if plan.row_positions:
-            data = read.to_arrow_with_positions(partition.split, list(plan.columns))
-            for batch in data.to_batches():
-                yield to_spark_arrow(batch, plan.fields, target)
+            for split in partition.splits:
+                data = read.to_arrow_with_positions(split, list(plan.columns))
+                for batch in data.to_batches():
+                    yield to_spark_arrow(batch, plan.fields, target)
             return
-        for batch in read.to_arrow_batches([partition.split], list(plan.columns)):
+        for batch in read.to_arrow_batches(partition.splits, list(plan.columns)):
             yield to_spark_arrow(batch, plan.fields, target)
 
 

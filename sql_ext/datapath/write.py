@@ -25,6 +25,7 @@ import importlib
 import pickle
 import re
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from paimon_core.format.commit_message import CommitMessage
@@ -286,34 +287,49 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
     """``df`` partitioned so that no bucket of the table is written by two tasks."""
     table = job.table
     probe = table.new_write(job.overwrite)
+    probe.close()
     partitions = [F.col(quote_identifier(k)) for k in table.schema.partition_keys]
     if probe.mode == "unaware":
         return df  # every task writes its own files; append files never merge
+    tasks = _writer_tasks(df.sparkSession)
     if probe.mode == "dynamic":
         # One task per partition owns its HASH index (Paimon's single assigner).
-        return df.repartition(*partitions) if partitions else df.repartition(1)
-    schema = st.StructType(
-        [*df.schema.fields, st.StructField(BUCKET_COLUMN, st.IntegerType(), False)]
-    )
-    with_bucket = df.mapInArrow(_BucketAssigner(table).task, schema)
-    return with_bucket.repartition(*partitions, F.col(BUCKET_COLUMN))
+        return df.repartition(tasks, *partitions) if partitions else df.repartition(1)
+    by_name = {f.name: f for f in table.schema.fields}
+    bucket_of = _BucketOf(tuple(by_name[k] for k in probe.bucket_keys), probe.num_buckets)
+    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+
+    with warnings.catch_warnings():  # "prefer type hints": *keys has no form they accept
+        warnings.simplefilter("ignore", UserWarning)
+        udf = arrow_udf(bucket_of, st.IntegerType(), ArrowUDFType.SCALAR)
+    keys = [F.col(quote_identifier(k)) for k in probe.bucket_keys]
+    with_bucket = df.withColumn(BUCKET_COLUMN, udf(*keys))
+    return with_bucket.repartition(tasks, *partitions, F.col(BUCKET_COLUMN))
+
+
+def _writer_tasks(spark: SparkSession) -> int:
+    """How many tasks write a shuffled table: Spark's ``spark.sql.shuffle.partitions``, but
+    at most two per core. A fixed number, so that adaptive execution does not coalesce the
+    shuffle (it would leave cores idle: the Python writer is CPU-bound), and not the 200
+    that Spark defaults to (each Python task costs a worker round, even with no rows)."""
+    configured = spark.conf.get("spark.sql.shuffle.partitions", "200") or "200"
+    cores = max(spark.sparkContext.defaultParallelism, 1)
+    return max(1, min(int(configured) if configured.isdigit() else 200, 2 * cores))
 
 
 @dataclass(frozen=True)
-class _BucketAssigner:
-    """Adds each row's fixed bucket (``bucket-key`` hash, as Paimon assigns it)."""
+class _BucketOf:
+    """Each row's fixed bucket from its bucket-key columns (their hash, as Paimon assigns
+    it). A scalar Arrow UDF: only the key columns travel to Python and the bucket back, not
+    the whole rows (a ``mapInArrow`` would move every column through Python twice)."""
 
-    table: FileStoreTable
+    fields: tuple[DataField, ...]
+    num_buckets: int
 
-    def task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        probe = self.table.new_write()
-        for batch in batches:
-            fitted = fit(self.table, batch)
-            keys = [fitted.column(k) for k in probe.bucket_keys]
-            buckets = assign_buckets(keys, probe.bucket_key_types, probe.num_buckets)
-            yield batch.append_column(
-                pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets, pa.int32())
-            )
+    def __call__(self, *keys: pa.Array) -> pa.Array:
+        fitted = [_fit(f, pa.chunked_array([k])) for f, k in zip(self.fields, keys)]
+        types = [f.type for f in self.fields]
+        return pa.array(assign_buckets(fitted, types, self.num_buckets), pa.int32())
 
 
 def _task_error(error: PySparkException) -> PaimonError | None:
@@ -336,6 +352,68 @@ def _task_error(error: PySparkException) -> PaimonError | None:
 # -------------------------------------------------------------- df.write.format("paimon")
 
 
+SAVE_MODES = ("append", "overwrite")
+_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
+
+
+def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int | None:
+    """``df.write.format("paimon").mode(mode).save("db.t")``, run as INSERT runs: the same job
+    (``write_dataframe``: primary-key and bucketed tables shuffled by partition and bucket,
+    dynamic-bucket tables by partition, one commit), as Paimon-Spark's ``SparkSource`` runs
+    ``WriteIntoPaimonTable``. ``append`` adds the rows (an upsert on a primary-key table);
+    ``overwrite`` replaces the table, or only the partitions written when
+    ``partitionOverwriteMode`` (the option, else the session's
+    ``spark.sql.sources.partitionOverwriteMode``) is ``dynamic``. Columns match by name.
+    The session's ``spark.paimon.*`` settings apply, as to INSERT. Returns the snapshot id.
+
+    Raises:
+        SqlError: no table or warehouse, another save mode, a bad partitionOverwriteMode,
+            or data the table cannot take.
+    """
+    from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
+    from sql_ext.metadata.config import CATALOG_NAME
+
+    table, lower = _target_table(options)
+    if mode.lower() not in SAVE_MODES:
+        raise SqlError(
+            f"format('paimon') cannot save to {table.identifier} in mode {mode}: "
+            "use append or overwrite"
+        )
+    spark = df.sparkSession
+    database, _, name = table.identifier.partition(".")
+    table = with_dynamic_options(
+        table, paimon_confs(spark), CATALOG_NAME, database, name, time_travel=False
+    )
+    overwrite: Overwrite = False
+    if mode.lower() == "overwrite":
+        setting = lower.get("partitionoverwritemode") or spark.conf.get(
+            _OVERWRITE_MODE_CONF, "static"
+        )
+        dynamic = _overwrite_mode(setting) == "dynamic"
+        overwrite = True if dynamic and table.schema.partition_keys else {}
+    return write_dataframe(table, df, overwrite)
+
+
+def _target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str, str]]:
+    """The table ``format("paimon")`` writes (option ``path`` or ``table``: ``db.t`` of the
+    ``warehouse``, with the ``s3.*`` catalog options, or a table directory, as for reads),
+    and the options lower-cased."""
+    from sql_ext.datapath.read import source_table
+
+    lower = {k.lower(): v for k, v in options.items()}
+    try:
+        return source_table(dict(options), "write"), lower
+    except InvalidArgument as e:
+        raise SqlError(str(e)) from None
+
+
+def _overwrite_mode(setting: str | None) -> str:
+    mode = (setting or "static").strip().lower()
+    if mode not in ("static", "dynamic"):
+        raise SqlError(f"Invalid partitionOverwriteMode '{setting}': static or dynamic")
+    return mode
+
+
 @dataclass
 class PaimonCommitMessage(WriterCommitMessage):
     """One task's pickled (messages, paths written); None when the task had no rows."""
@@ -344,12 +422,14 @@ class PaimonCommitMessage(WriterCommitMessage):
 
 
 class PaimonArrowWriter(DataSourceArrowWriter):
-    """``df.write.format("paimon").save("db.t")``: tasks write, the driver commits once.
+    """The ``paimon`` data source's own writer: tasks write, the driver commits once.
 
-    Spark gives a data source no way to shuffle its input, so only tables whose buckets may
-    be written by several tasks of one job are accepted: append tables. Primary-key tables
-    are refused (two tasks writing one bucket would give two files equal sequence numbers):
-    write them with INSERT through ``PaimonSession``.
+    ``df.write.format("paimon").save()`` from Python does not come here: ``source`` routes
+    it to ``save_dataframe``, which can shuffle. This writer serves callers that reach the
+    data source without PySpark's ``DataFrameWriter.save``; Spark gives a data source no way
+    to shuffle its input, so it takes only tables whose buckets may be written by several
+    tasks of one job: append tables. Primary-key tables are refused (two tasks writing one
+    bucket would give two files equal sequence numbers).
     """
 
     def __init__(self, job: WriteJob, overwrite: Overwrite) -> None:
@@ -394,28 +474,19 @@ def source_writer(
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
     """
-    from sql_ext.datapath.read import source_table
-
-    options = dict(options)
-    lower = {k.lower(): v for k, v in options.items()}
-    try:
-        table = source_table(options, "write")
-    except InvalidArgument as e:
-        raise SqlError(str(e)) from None
+    table, lower = _target_table(options)
     if table.schema.primary_keys:
         raise SqlError(
-            f"format('paimon') cannot write primary-key table {table.identifier}: its tasks "
-            "cannot be shuffled by bucket; use INSERT INTO through PaimonSession"
+            f"format('paimon') cannot write primary-key table {table.identifier} without "
+            "PySpark's DataFrameWriter.save: its tasks cannot be shuffled by bucket"
         )
     from sql_ext.merge_schema import MergeSchema, plan_evolution
 
     evolution = plan_evolution(table, schema, MergeSchema.of(options, dataframe=True), False)
     if evolution.changes:
         evolution.commit()
-        table = source_table(options, "write")
-    mode = lower.get("partitionoverwritemode", "static").lower()
-    if mode not in ("static", "dynamic"):
-        raise SqlError(f"Invalid partitionOverwriteMode '{mode}': static or dynamic")
+        table, lower = _target_table(options)
+    mode = _overwrite_mode(lower.get("partitionoverwritemode"))
     result: Overwrite = False
     if overwrite:
         result = True if mode == "dynamic" and table.schema.partition_keys else {}

@@ -88,7 +88,7 @@ def test_count_star_reads_no_column_and_stats_prune_files(
 ) -> None:
     _partitioned(session)
     plans.clear()
-    assert rows(session, "SELECT count(*) FROM t") == [(5,)]
+    assert rows(session, "SELECT count(*) FROM t LIMIT 1") == [(5,)]  # LIMIT: not pushed down
     assert plans[-1].columns == () and len(plans[-1].splits) == 5
     assert rows(session, "SELECT name FROM t WHERE id > 4") == [("e",)]
     assert plans[-1].columns == ("id", "name")
@@ -158,6 +158,83 @@ def test_a_dataframe_gives_the_same_answer_every_time(session: PaimonSession) ->
     assert whole.collect()[0][0] == 5  # a third time: still the snapshot of .sql()
     assert rows(session, "SELECT count(*) FROM t") == [(6,)]
     assert rows(session, "SELECT count(*) FROM t WHERE p = 1") == [(3,)]
+
+
+def test_python_source_dataframes_give_the_same_answer_after_a_filter(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    """PySpark caches the partitions a Python data source planned on its relation: a count
+    after a filtered count of the same DataFrame must still count every row (the plan never
+    depends on the filters). Primary-key tables are read through the source."""
+    session.sql(
+        "CREATE TABLE kp (k INT NOT NULL, p INT, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO kp VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)")
+    whole = session.sql("SELECT * FROM kp")
+    assert whole.where("p = 1").count() == 2 and whole.count() == 5
+    assert whole.where("k > 3").count() == 2 and whole.count() == 5
+    loaded = spark.read.format("paimon").load("default.kp")
+    assert loaded.where("p = 2").count() == 2 and loaded.count() == 5
+
+
+def test_python_source_splits_are_packed_into_few_tasks(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    """A task of a Python data source costs a Python worker round: small buckets share one,
+    as Spark packs small files (here 3 partitions x 2 buckets, 6 splits, in 2 or 3 tasks)."""
+    session.sql(
+        "CREATE TABLE kq (k INT NOT NULL, p INT, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    session.sql("INSERT INTO kq SELECT CAST(id AS INT), CAST(id % 3 AS INT) FROM range(60)")
+    scan = session.sql("SELECT k FROM kq")
+    assert len(plans[-1].splits) == 6
+    assert 2 <= scan.rdd.getNumPartitions() <= 3  # ~ total size / defaultParallelism (2)
+    assert sorted(r[0] for r in scan.collect()) == list(range(60))
+    groups = read.pack_splits(plans[-1].splits, 1, 0)
+    assert len(groups) == 6  # a split is never divided, whatever the size
+    assert read.pack_splits(plans[-1].splits, 0, 0) == [(s,) for s in plans[-1].splits]
+
+
+def test_statements_planning_the_same_files_share_one_spark_dataframe(
+    spark: SparkSession, session: PaimonSession
+) -> None:
+    """Making Spark's Parquet DataFrame is most of a short statement's driver time; data
+    files never change, so the same files give the same DataFrame, until a commit."""
+    _partitioned(session)
+    frames = read._PARQUET_FRAMES.setdefault(spark, read.OrderedDict())
+
+    def ours() -> list[Any]:
+        return [k for k in frames if any(session.warehouse in p for p in k[1:])]
+
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(5.0,)]
+    assert len(ours()) == 1
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(5.0,)]
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1 AND x > 0") == [(5.0,)]
+    assert len(ours()) == 1  # same columns and files: the same DataFrame
+    session.sql("INSERT INTO t VALUES (6, 'f', 6.0, 1)")
+    assert rows(session, "SELECT sum(x) FROM t WHERE p = 1") == [(11.0,)]
+    assert len(ours()) == 2
+
+
+def test_many_files_are_listed_on_the_driver(spark: SparkSession, session: PaimonSession) -> None:
+    """Spark lists more files than parallelPartitionDiscovery.threshold in a Spark job; the
+    files of a plan are known, so the statement makes no job (and the setting is kept)."""
+    _partitioned(session)
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    spark.conf.set(key, "1")
+    context = spark.sparkContext
+    try:
+        context.setJobGroup("paimon-listing", "reads of t")
+        df = session.sql("SELECT id FROM t")  # 5 files
+        assert list(context.statusTracker().getJobIdsForGroup("paimon-listing")) == []
+        assert spark.conf.get(key) == "1"
+    finally:
+        for name in ("spark.jobGroup.id", "spark.job.description"):
+            context.setLocalProperty(name, None)  # type: ignore[arg-type]
+        spark.conf.unset(key)
+    assert sorted(r[0] for r in df.collect()) == [1, 2, 3, 4, 5]
 
 
 def test_a_view_filtered_differently_is_not_stale(session: PaimonSession) -> None:

@@ -20,7 +20,7 @@ from paimon_core.exceptions import PaimonError
 from paimon_core.operations.dynamic_bucket import deserialize_hash_index, index_file_path
 from paimon_core.table import FileStoreTable
 from sql_ext.datapath import source
-from sql_ext.datapath.write import STAGING_PREFIX, WriteJob
+from sql_ext.datapath.write import STAGING_PREFIX, WriteJob, _route, conform
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
 from tests.conftest import ROOT
@@ -101,6 +101,9 @@ def test_primary_key_buckets_have_one_writer_and_distinct_sequences(
         assert hi1 < lo2  # the second INSERT continues after the first
     got = rows(t.to_arrow(), ["k"])
     assert got == [(k,) for k in range(30)]
+    # A fixed number of writer tasks: adaptive execution would coalesce them below the cores.
+    routed = _route(WriteJob.start(t, False), conform(t, session.spark.table("src_pk")))
+    assert "REPARTITION_BY_NUM" in routed._jdf.queryExecution().executedPlan().toString()
 
 
 def test_dynamic_bucket_index_has_one_owner_per_partition(session: PaimonSession) -> None:
@@ -248,14 +251,9 @@ def test_insert_appends_to_tables_pypaimon_and_java_wrote(
     assert rows(table(session, "j_app").to_arrow()) == [(1, "j"), (2, "s")]
 
 
-def test_dataframe_api_append_overwrite_and_refused_primary_key(
-    session: PaimonSession, spark: SparkSession
-) -> None:
-    source.register(spark)
+def test_dataframe_api_append_and_overwrite(session: PaimonSession, spark: SparkSession) -> None:
+    source.register(spark)  # no defaults: the warehouse comes as an option
     session.sql("CREATE TABLE dfa (id BIGINT, p STRING) PARTITIONED BY (p)")
-    session.sql(
-        "CREATE TABLE dfpk (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')"
-    )
     wh = session.warehouse
     df = spark.createDataFrame(
         [(i, "a" if i % 2 else "b") for i in range(6)], "id BIGINT, p STRING"
@@ -271,12 +269,112 @@ def test_dataframe_api_append_overwrite_and_refused_primary_key(
     assert rows(table(session, "dfa").to_arrow()) == [(0, "b"), (2, "b"), (4, "b"), (100, "a")]
     one.write.format("paimon").option("warehouse", wh).mode("overwrite").save("default.dfa")
     assert rows(table(session, "dfa").to_arrow()) == [(100, "a")]
-    with pytest.raises(Exception, match=r"cannot write primary-key table default\.dfpk"):
-        spark.range(3).write.format("paimon").option("warehouse", wh).mode("append").save(
-            "default.dfpk"
-        )
-    assert table(session, "dfpk").latest_snapshot() is None
+    with pytest.raises(SqlError, match=r"cannot save to default\.dfa in mode ErrorIfExists"):
+        one.write.format("paimon").option("warehouse", wh).save("default.dfa")
     assert staging_left(table(session, "dfa")) == []
+
+
+def _added(t: FileStoreTable, snapshot_id: int) -> dict[tuple[bytes, int], list[tuple[int, int]]]:
+    """(partition, bucket) -> sequence ranges of the files ``snapshot_id`` added."""
+    snapshot = t.snapshot_manager.snapshot(snapshot_id)
+    out: dict[tuple[bytes, int], list[tuple[int, int]]] = {}
+    for e in t.new_scan().read_all_entries([snapshot.delta_manifest_list]):
+        seq = (e.file.min_sequence_number, e.file.max_sequence_number)
+        out.setdefault((e.partition, e.bucket), []).append(seq)
+    return out
+
+
+def test_dataframe_api_upserts_primary_key_tables_one_writer_per_bucket(
+    session: PaimonSession, spark: SparkSession
+) -> None:
+    """As Paimon-Spark: append is an upsert, shuffled by (partition, bucket) as INSERT is;
+    overwrite replaces the table, or the partitions written when partitionOverwriteMode is
+    dynamic; pypaimon reads the result."""
+    session.sql(
+        "CREATE TABLE dpk (k INT NOT NULL, v STRING, p STRING, PRIMARY KEY (p, k) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    schema = "k INT, v STRING, p STRING"
+    first = [(k, f"a{k}", "x" if k % 2 else "y") for k in range(24)]
+    spark.createDataFrame(first, schema).repartition(4).write.format("paimon").mode("append").save(
+        "default.dpk"
+    )
+    upsert = [(k, f"b{k}", "x" if k % 2 else "y") for k in range(0, 24, 3)]
+    spark.createDataFrame(upsert, schema).repartition(4).write.format("paimon").mode("append").save(
+        "default.dpk"
+    )
+    t = table(session, "dpk")
+    assert t.latest_snapshot().snapshot_id == 2
+    for snapshot_id in (1, 2):  # every bucket written once per statement, sequences apart
+        added = _added(t, snapshot_id)
+        assert len(added) == 4 and all(len(ranges) == 1 for ranges in added.values())
+    for key in _added(t, 1):
+        ((_, high),), ((low, _),) = _added(t, 1)[key], _added(t, 2)[key]
+        assert high < low
+    expected = sorted({(k, v, p) for k, v, p in first if k % 3} | set(upsert))
+    assert rows(pypaimon_read(session.warehouse, "default.dpk"), ["k", "v", "p"]) == expected
+    assert [tuple(r) for r in session.sql("SELECT * FROM dpk ORDER BY k").collect()] == expected
+
+    session.spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        new = spark.createDataFrame([(100, "o", "x")], schema)
+        new.write.format("paimon").mode("overwrite").save("default.dpk")
+    finally:
+        session.spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    remaining = [r for r in expected if r[2] == "y"] + [(100, "o", "x")]
+    assert rows(table(session, "dpk").to_arrow(), ["k", "v", "p"]) == sorted(remaining)
+    new.write.format("paimon").mode("overwrite").save("default.dpk")
+    assert rows(table(session, "dpk").to_arrow(), ["k", "v", "p"]) == [(100, "o", "x")]
+
+
+def test_dataframe_api_writes_dynamic_bucket_tables(
+    session: PaimonSession, spark: SparkSession
+) -> None:
+    session.sql(
+        "CREATE TABLE ddyn (k INT NOT NULL, v STRING, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '4')"
+    )
+    data = spark.createDataFrame([(k, f"v{k}") for k in range(10)], "k INT, v STRING")
+    data.repartition(3).write.format("paimon").mode("append").save("default.ddyn")
+    again = spark.createDataFrame([(k, f"w{k}") for k in range(0, 10, 2)], "k INT, v STRING")
+    again.repartition(3).write.format("paimon").mode("append").save("default.ddyn")
+    expected = [(k, f"w{k}" if k % 2 == 0 else f"v{k}") for k in range(10)]
+    assert rows(pypaimon_read(session.warehouse, "default.ddyn"), ["k", "v"]) == expected
+
+
+def test_dataframe_api_failed_job_commits_nothing(
+    session: PaimonSession, spark: SparkSession
+) -> None:
+    session.sql(
+        "CREATE TABLE dbad (k INT NOT NULL, v STRING, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '2')"
+    )
+    bad = spark.range(0, 40, 1, 4).selectExpr(
+        "CAST(id AS INT) AS k", "IF(id = 37, raise_error('boom'), 'v') AS v"
+    )
+    with pytest.raises(SqlError, match=r"Cannot write to default\.dbad: .*boom"):
+        bad.write.format("paimon").mode("append").save("default.dbad")
+    t = table(session, "dbad")
+    assert t.latest_snapshot() is None and files(t.path) == []
+
+
+def test_data_source_writer_without_dataframe_writer_refuses_primary_key(
+    session: PaimonSession, spark: SparkSession
+) -> None:
+    """A save that does not pass PySpark's DataFrameWriter.save reaches the data source's own
+    writer, which cannot shuffle: it writes append tables and refuses primary-key tables."""
+    from pyspark.sql.readwriter import DataFrameWriter
+
+    session.sql(
+        "CREATE TABLE dfpk (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')"
+    )
+    session.sql("CREATE TABLE dfap (id BIGINT)")
+    unrouted = DataFrameWriter.save.__wrapped__  # type: ignore[attr-defined]
+    unrouted(spark.range(3).write.format("paimon").mode("append"), "default.dfap")
+    assert rows(table(session, "dfap").to_arrow()) == [(0,), (1,), (2,)]
+    with pytest.raises(Exception, match=r"cannot write primary-key table default\.dfpk"):
+        unrouted(spark.range(3).write.format("paimon").mode("append"), "default.dfpk")
+    assert table(session, "dfpk").latest_snapshot() is None
 
 
 def test_local_cluster_executors_write(tmp_path: Path) -> None:
@@ -297,6 +395,9 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
                 .createOrReplaceTempView("src")
             s.sql("INSERT INTO t SELECT * FROM src")
             print("ROWS", s.sql("SELECT count(*), count(DISTINCT k) FROM t").collect()[0][:])
+            spark.range(0, 10, 1, 3).selectExpr("CAST(id AS INT) AS k", "'new' AS v") \
+                .write.format("paimon").mode("append").save("default.t")
+            print("UPSERT", s.sql("SELECT count(*), count_if(v = 'new') FROM t").collect()[0][:])
             spark.stop()
             """
         )
@@ -307,3 +408,4 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ROWS (50, 50)" in proc.stdout
+    assert "UPSERT (50, 10)" in proc.stdout  # df.write's upsert, shuffled on the executors
