@@ -593,7 +593,7 @@ class PaimonSession:
         if query is None or _has_paimon_syntax(query.table):
             return None
         target = self._resolve(query.table)
-        if target is None:
+        if target is None or is_system_database(target[0]):
             return None
         table, snapshot = travelled(self._load(*target))
         if table.is_primary_key_table or table.options.deletion_vectors_enabled:

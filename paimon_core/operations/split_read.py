@@ -75,6 +75,8 @@ class IncrementalSplit:
     files: tuple[DataFileMeta, ...]
     snapshot_id: int | None
     streaming: bool
+    # Incremental reads do not apply deletion vectors yet (what TableRead asks of a split).
+    deletion_files: tuple[()] = ()
 
     @property
     def row_count(self) -> int:

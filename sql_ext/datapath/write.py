@@ -371,6 +371,7 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
             or data the table cannot take.
     """
     from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
+    from sql_ext.merge_schema import MergeSchema, plan_evolution
     from sql_ext.metadata.config import CATALOG_NAME
 
     table, lower = _target_table(options)
@@ -379,6 +380,15 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
             f"format('paimon') cannot save to {table.identifier} in mode {mode}: "
             "use append or overwrite"
         )
+    evolution = plan_evolution(table, df.schema, MergeSchema.of(options, dataframe=True), False)
+    if evolution.changes:
+        evolution.commit()
+        table, lower = _target_table(options)
+    given = set(df.columns)
+    missing = [f for f in table.schema.fields if f.name not in given]
+    if missing:  # as Paimon: columns the DataFrame lacks are written as NULL
+        nulls = [F.lit(None).cast(to_spark_type(f.type)).alias(f.name) for f in missing]
+        df = df.select(*[F.col(quote_identifier(c)) for c in df.columns], *nulls)
     spark = df.sparkSession
     database, _, name = table.identifier.partition(".")
     table = with_dynamic_options(

@@ -530,7 +530,7 @@ def test_files_with_deletion_vectors_go_through_the_paimon_source(warehouse: str
         assert deletion.data_file_name == s.files[0].file_name
     positions = replace(plan, row_positions=True)
     assert read._direct_files(positions) == ([], list(positions.splits))
-    got = read.PaimonReader(positions).read(read.SplitPartition(rest[0]))
+    got = read.PaimonReader(positions).read(read.SplitPartition((rest[0],)))
     batch = pa.Table.from_batches(list(got))
     assert batch.column(read.ROW_POSITION_COLUMN).to_pylist() == (
         [1] if rest[0].files[0].file_name == first else [0]
