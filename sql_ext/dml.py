@@ -48,6 +48,7 @@ from sql_ext.rowlevel import (
     deleted_files,
     file_frames,
     file_indexes,
+    spark_errors,
     spark_expr,
 )
 from sql_ext.spark_types import to_spark_type
@@ -55,9 +56,11 @@ from sql_ext.tables import static_partition
 from sql_ext.views import local_dataframe
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from paimon_core.format.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
+    from sql_ext.datapath.read import ReadPlan
 
 _INDEX = "__paimon_partition_index"
 
@@ -142,13 +145,13 @@ def _check_retractable(table: FileStoreTable, shown: str) -> None:
     )
 
 
-def _copy_on_write(
-    spark: SparkSession, target: Target, predicate: exp.Expr, shown: str
-) -> int | None:
-    """Rewrite the files of the latest snapshot holding matching rows without them, and
-    delete those files, in one commit; None when no row matches."""
-    from sql_ext.datapath.read import plan_dataframe, plan_read
-    from sql_ext.datapath.write import write_dataframe
+def _matches(
+    spark: SparkSession, target: Target, predicate: exp.Expr, shown: str, *, positions: bool
+) -> tuple[Snapshot, ReadPlan, DataFrame] | None:
+    """The latest snapshot, its plan (one split per file on append tables) and its rows matching
+    ``predicate``, each tagged with its split's ``FILE_INDEX`` (and, with ``positions``, its
+    position in the file); None when the table has no rows."""
+    from sql_ext.datapath.read import plan_read
 
     if predicate.find(exp.Select, exp.Subquery) is not None:
         raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
@@ -156,27 +159,40 @@ def _copy_on_write(
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None
-    plan = plan_read(table, snapshot)  # one split per file on append tables
-    condition = target.requalify(predicate)
+    plan = replace(plan_read(table, snapshot), row_positions=positions)
     candidates = file_frames(spark, plan, range(len(plan.splits)))
     if candidates is None:
         return None
-    try:
-        with quiet_query_logs():
-            hits = candidates.alias(target.alias).filter(spark_expr(condition))
-            touched = file_indexes(hits)
-    except PySparkException as e:
-        raise SqlError(f"DELETE FROM {shown}: invalid WHERE: {first_line(e)}") from None
+    with spark_errors(f"DELETE FROM {shown}: invalid WHERE"):
+        condition = spark_expr(target.requalify(predicate))
+        return snapshot, plan, candidates.alias(target.alias).filter(condition)
+
+
+def _copy_on_write(
+    spark: SparkSession, target: Target, predicate: exp.Expr, shown: str
+) -> int | None:
+    """Rewrite the files of the latest snapshot holding matching rows without them, and
+    delete those files, in one commit; None when no row matches."""
+    from sql_ext.datapath.read import plan_dataframe
+    from sql_ext.datapath.write import write_dataframe
+
+    matched = _matches(spark, target, predicate, shown, positions=False)
+    if matched is None:
+        return None
+    _, plan, hits = matched
+    with spark_errors(f"DELETE FROM {shown}: invalid WHERE"):
+        touched = file_indexes(hits)
     if not touched:
         return None
     splits = tuple(plan.splits[i] for i in touched)
+    condition = target.requalify(predicate)
     keep = exp.Not(this=exp.NullSafeEQ(this=exp.Paren(this=condition), expression=exp.true()))
     kept = (
         plan_dataframe(spark, replace(plan, splits=splits))
         .alias(target.alias)
         .filter(spark_expr(keep))
     )
-    return write_dataframe(table, kept, deleted=deleted_files(table, splits))
+    return write_dataframe(target.table, kept, deleted=deleted_files(target.table, splits))
 
 
 def _delete_with_vectors(
@@ -188,25 +204,14 @@ def _delete_with_vectors(
     The executors read each file with its rows' positions and evaluate the predicate; the
     positions of the matches come back to the driver, which merges them into the vectors
     the snapshot has and commits the new index files."""
-    from sql_ext.datapath.read import ROW_POSITION_COLUMN, plan_read
+    from sql_ext.datapath.read import ROW_POSITION_COLUMN
 
-    if predicate.find(exp.Select, exp.Subquery) is not None:
-        raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
-    table = target.table
-    snapshot = table.latest_snapshot()
-    if snapshot is None:
+    matched = _matches(spark, target, predicate, shown, positions=True)
+    if matched is None:
         return None
-    plan = replace(plan_read(table, snapshot), row_positions=True)  # one split per file
-    condition = target.requalify(predicate)
-    candidates = file_frames(spark, plan, range(len(plan.splits)))
-    if candidates is None:
-        return None
-    try:
-        with quiet_query_logs():
-            hits = candidates.alias(target.alias).filter(spark_expr(condition))
-            found = hits.groupBy(FILE_INDEX).agg(F.collect_list(ROW_POSITION_COLUMN)).collect()
-    except PySparkException as e:
-        raise SqlError(f"DELETE FROM {shown}: invalid WHERE: {first_line(e)}") from None
+    snapshot, plan, hits = matched
+    with spark_errors(f"DELETE FROM {shown}: invalid WHERE"):
+        found = hits.groupBy(FILE_INDEX).agg(F.collect_list(ROW_POSITION_COLUMN)).collect()
     deletions: dict[tuple[bytes, int], dict[str, list[int]]] = {}
     for index, positions in found:
         split = plan.splits[index]
@@ -216,7 +221,7 @@ def _delete_with_vectors(
         return None
     from paimon_core.operations.deletion_vectors import delete_positions
 
-    return delete_positions(table, deletions, snapshot)
+    return delete_positions(target.table, deletions, snapshot)
 
 
 def _on_partitions_only(table: FileStoreTable, predicate: exp.Expr) -> bool:

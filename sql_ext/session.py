@@ -1117,13 +1117,20 @@ class PaimonSession:
             raise TableAlreadyExist(f"Table {identifier} already exists")
         source = self._query(statement, spec.query, fragment=query_fragment(tree))
         table = catalog.create_table(identifier, spec.schema(_query_fields(source)))
+        self._fill_new_table(table, database, name, source)
+        return _empty(self.spark)
+
+    def _fill_new_table(
+        self, table: FileStoreTable, database: str, name: str, source: DataFrame
+    ) -> None:
+        """Write a CTAS / RTAS query's rows into the table just created; a failed write
+        drops the table again, so the statement leaves nothing behind."""
         try:
             table = self._with_dynamic_options(table, database, name, writes=True)
             write_dataframe(table, source, overwrite=False)
         except BaseException:
-            catalog.drop_table(identifier, ignore_if_not_exists=True)
+            self._paimon().drop_table(f"{database}.{name}", ignore_if_not_exists=True)
             raise
-        return _empty(self.spark)
 
     def _replace_table(
         self, statement: QueryStatement, spec: TableSpec, database: str, name: str
@@ -1157,12 +1164,7 @@ class PaimonSession:
         catalog.drop_table(identifier)
         table = catalog.create_table(identifier, schema)
         if source is not None:
-            try:
-                table = self._with_dynamic_options(table, database, name, writes=True)
-                write_dataframe(table, source, overwrite=False)
-            except BaseException:
-                catalog.drop_table(identifier, ignore_if_not_exists=True)
-                raise
+            self._fill_new_table(table, database, name, source)
         return _empty(self.spark)
 
     def _reads_table(self, query: exp.Expr, target: tuple[str, str]) -> bool:

@@ -371,7 +371,6 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
             or data the table cannot take.
     """
     from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
-    from sql_ext.merge_schema import MergeSchema, plan_evolution
     from sql_ext.metadata.config import CATALOG_NAME
 
     table, lower = _target_table(options)
@@ -380,10 +379,7 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
             f"format('paimon') cannot save to {table.identifier} in mode {mode}: "
             "use append or overwrite"
         )
-    evolution = plan_evolution(table, df.schema, MergeSchema.of(options, dataframe=True), False)
-    if evolution.changes:
-        evolution.commit()
-        table, lower = _target_table(options)
+    table = _with_merged_schema(table, options, df.schema)
     given = set(df.columns)
     missing = [f for f in table.schema.fields if f.name not in given]
     if missing:  # as Paimon: columns the DataFrame lacks are written as NULL
@@ -415,6 +411,21 @@ def _target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str,
         return source_table(dict(options), "write"), lower
     except InvalidArgument as e:
         raise SqlError(str(e)) from None
+
+
+def _with_merged_schema(
+    table: FileStoreTable, options: Mapping[str, str], data: StructType
+) -> FileStoreTable:
+    """The table once ``write.merge-schema`` (or ``mergeSchema``; ``sql_ext.merge_schema``)
+    has added the DataFrame's new columns as one ``schema-N``; ``table`` when there is
+    nothing to add."""
+    from sql_ext.merge_schema import MergeSchema, plan_evolution
+
+    evolution = plan_evolution(table, data, MergeSchema.of(options, dataframe=True), False)
+    if not evolution.changes:
+        return table
+    evolution.commit()
+    return _target_table(options)[0]
 
 
 def _overwrite_mode(setting: str | None) -> str:
@@ -490,12 +501,7 @@ def source_writer(
             f"format('paimon') cannot write primary-key table {table.identifier} without "
             "PySpark's DataFrameWriter.save: its tasks cannot be shuffled by bucket"
         )
-    from sql_ext.merge_schema import MergeSchema, plan_evolution
-
-    evolution = plan_evolution(table, schema, MergeSchema.of(options, dataframe=True), False)
-    if evolution.changes:
-        evolution.commit()
-        table, lower = _target_table(options)
+    table = _with_merged_schema(table, options, schema)
     mode = _overwrite_mode(lower.get("partitionoverwritemode"))
     result: Overwrite = False
     if overwrite:

@@ -15,7 +15,6 @@ from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
 from sql_ext.session import PaimonSession
-from sql_ext.views import VIEW_PREFIX
 
 OK = None
 SETUP = "# setup"
@@ -269,11 +268,7 @@ def test_docs_examples_run_verbatim(spark: SparkSession, warehouse: str) -> None
             "spark.paimon.*.default.T.scan.snapshot-id",
         ):
             spark.conf.unset(key)
-        # Known gap: CREATE OR REPLACE TEMPORARY VIEW over a Paimon table leaves the replaced
-        # view's planned reads registered; keep the shared session clean for later tests.
-        for leftover in spark.catalog.listTables():
-            if leftover.name.startswith(VIEW_PREFIX) and leftover.isTemporary:
-                spark.catalog.dropTempView(leftover.name)
+        session.stop()  # drops the reads its temporary views pinned; Spark keeps running
     assert results["SELECT * FROM my_table VERSION AS OF 1"] == [(1, 10, "pv")]
     assert results["SELECT * FROM my_table"] == []
     assert results["SHOW TAGS T"] == [("TAG-2",), ("TAG-3",), ("TAG-4",), ("TAG-5",)]
