@@ -33,7 +33,7 @@ from paimon_core.exceptions import InvalidArgument
 from paimon_core.read import data_file_path
 from paimon_core.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
-from sql_ext.jvm import string_seq
+from sql_ext.jvm import session_confs, string_seq
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -116,8 +116,6 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     (primary-key merges, renamed columns, TIME, nested types). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
     survives."""
-    from sql_ext.jvm import session_confs
-
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))

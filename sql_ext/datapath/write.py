@@ -1,12 +1,14 @@
 """Writing a Spark DataFrame into a Paimon table on Spark's executors, committed once.
 
 The one writer of the project: INSERT, CTAS (``write_dataframe``) and
-``df.write.format("paimon")`` (``source_writer``) all end here.
+``df.write.format("paimon")`` (``save_dataframe``, which calls ``write_dataframe``) all end
+here; so does the data source's own writer (``source_writer``), for callers that bypass
+PySpark's ``DataFrameWriter.save`` (append tables only: it cannot shuffle).
 
 ``write_dataframe`` plans one Spark job: rows are cast to the table's types, routed so that
 every bucket is written by exactly one task (primary-key and bucketed tables are shuffled by
-partition and bucket; dynamic-bucket tables by partition, so that one task owns each
-partition's HASH index), written to data files by ``paimon_core``'s ``TableWrite`` inside
+partition and bucket, the bucket computed by an Arrow UDF on the key columns; dynamic-bucket
+tables by partition, so that one task owns each partition's HASH index), written to data files by ``paimon_core``'s ``TableWrite`` inside
 ``mapInArrow``, and the tasks' commit messages (pickled, a few hundred bytes per file) are
 collected and committed on the driver in one snapshot. Every writer continues from the same
 base snapshot, pinned on the driver before the job starts.
