@@ -15,13 +15,14 @@ statement builds its own relation, so a differently filtered statement gets its 
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import pickle
 import re
 import weakref
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ from paimon_core.operations.scan import Split
 from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
-from sql_ext.jvm import string_seq
+from sql_ext.jvm import session_confs, string_seq
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -206,13 +207,11 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
             return _source_dataframe(spark, plan)
         narrow = replace(plan, columns=(_narrowest(plan.table),))
         return _source_dataframe(spark, narrow).select()
-    from sql_ext.jvm import session_confs
-
     read_plan = plan
     if not plan.columns:
         read_plan = replace(plan, columns=(_narrowest(plan.table),))
     direct, rest = _direct_files(read_plan)
-    confs = session_confs(spark) if len(direct) > 1 or len(rest) > 1 else {}
+    confs = functools.cache(lambda: session_confs(spark))  # asked once, and only if needed
     frames = []
     if direct:
         frames.append(_spark_parquet(spark, read_plan, direct, confs))
@@ -230,24 +229,26 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p
 
 
 def _packed(
-    plan: ReadPlan, spark: SparkSession | None, confs: Mapping[str, str] | None = None
+    plan: ReadPlan,
+    spark: SparkSession | None,
+    confs: Callable[[], Mapping[str, str]] | None = None,
 ) -> ReadPlan:
     """``plan`` with its splits packed as Spark packs files for a scan
     (``FilePartition.maxSplitBytes``, as Paimon-Spark's ``BinPackingSplits``): tasks of
     ``min(maxPartitionBytes, max(openCost, total / parallelism))`` bytes, each file counting
     its size plus ``openCost``. Without a session (the DataFrame API's reader runs in a Python
     worker) Spark's defaults apply and the parallelism is the driver's core count. ``confs``
-    are the session's settings (``sql_ext.jvm.session_confs``).
+    gives the session's settings (``sql_ext.jvm.session_confs``).
 
     Each task of a Python data source costs a Python worker round (tens of milliseconds, far
     more on a loaded machine), so a task per split (a table of 10 partitions x 4 buckets has
     40) would cost more than reading small splits does."""
     if len(plan.splits) < 2:
         return plan
-    confs = confs or {}
-    max_bytes = _bytes(confs.get(_MAX_PARTITION_BYTES[0]), _MAX_PARTITION_BYTES[1])
-    open_cost = _bytes(confs.get(_OPEN_COST[0]), _OPEN_COST[1])
-    parallelism = next((confs[k] for k in _MIN_PARTITIONS if confs.get(k)), None)
+    settings = confs() if confs is not None else {}
+    max_bytes = _bytes(settings.get(_MAX_PARTITION_BYTES[0]), _MAX_PARTITION_BYTES[1])
+    open_cost = _bytes(settings.get(_OPEN_COST[0]), _OPEN_COST[1])
+    parallelism = next((settings[k] for k in _MIN_PARTITIONS if settings.get(k)), None)
     if parallelism:
         cores = int(parallelism)
     elif spark is not None:
@@ -373,7 +374,10 @@ _CACHED_FRAMES = 16
 
 
 def _spark_parquet(
-    spark: SparkSession, plan: ReadPlan, paths: list[str], confs: Mapping[str, str]
+    spark: SparkSession,
+    plan: ReadPlan,
+    paths: list[str],
+    confs: Callable[[], Mapping[str, str]],
 ) -> DataFrame:
     """``spark.read.schema(...).parquet(*paths)``, the same DataFrame again for the same
     schema and files (the last 16 are kept).
@@ -400,7 +404,7 @@ def _spark_parquet(
     reader = spark.read
     jschema = spark._jsparkSession.parseDataType(schema.json())  # type: ignore[attr-defined]
     key, default = _LISTING_THRESHOLD
-    threshold = confs.get(key)
+    threshold = confs().get(key) if len(paths) > 1 else None
     lift = len(paths) > (int(threshold) if threshold and threshold.isdigit() else default)
     if lift:
         spark.conf.set(key, str(2**31 - 1))

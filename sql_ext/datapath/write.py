@@ -1,12 +1,14 @@
 """Writing a Spark DataFrame into a Paimon table on Spark's executors, committed once.
 
 The one writer of the project: INSERT, CTAS (``write_dataframe``) and
-``df.write.format("paimon")`` (``source_writer``) all end here.
+``df.write.format("paimon")`` (``save_dataframe``, which calls ``write_dataframe``) all end
+here; so does the data source's own writer (``source_writer``), for callers that bypass
+PySpark's ``DataFrameWriter.save`` (append tables only: it cannot shuffle).
 
 ``write_dataframe`` plans one Spark job: rows are cast to the table's types, routed so that
 every bucket is written by exactly one task (primary-key and bucketed tables are shuffled by
-partition and bucket; dynamic-bucket tables by partition, so that one task owns each
-partition's HASH index), written to data files by ``paimon_core``'s ``TableWrite`` inside
+partition and bucket, the bucket computed by an Arrow UDF on the key columns; dynamic-bucket
+tables by partition, so that one task owns each partition's HASH index), written to data files by ``paimon_core``'s ``TableWrite`` inside
 ``mapInArrow``, and the tasks' commit messages (pickled, a few hundred bytes per file) are
 collected and committed on the driver in one snapshot. Every writer continues from the same
 base snapshot, pinned on the driver before the job starts.
@@ -27,6 +29,7 @@ import re
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -265,7 +268,8 @@ def write_dataframe(
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
     routed = _route(job, conformed)
     try:
-        rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
+        with _arrow_batches(df.sparkSession):
+            rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
     except PySparkException as e:
         job.abort()
         raise _task_error(e) or SqlError(
@@ -281,6 +285,35 @@ def write_dataframe(
             job.abort()
             raise
     return job.commit((row[0] for row in rows), overwrite, deleted)
+
+
+_ARROW_BATCHES = {
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(64 * 2**20),
+}
+"""Arrow batches for the writer tasks: up to 100,000 rows (Spark's default is 10,000), and
+at most 64 MiB however wide the rows (Spark cuts a batch at whichever limit comes first)."""
+
+
+@contextmanager
+def _arrow_batches(spark: SparkSession) -> Iterator[None]:
+    """Larger Arrow batches from Spark to the writer tasks while the write's job is planned
+    (Spark's Python operators take the sizes then), unless the session sets its own.
+
+    Rows cross from Spark to the Python writer in Arrow batches; with Spark's 10,000 rows a
+    batch, the per-batch costs on both sides are about a seventh of an append INSERT's time
+    (5M rows: 8.4 s with 100,000-row batches, 9.8 s with 10,000)."""
+    from sql_ext.jvm import session_confs
+
+    given = session_confs(spark)
+    changed = [key for key in _ARROW_BATCHES if key not in given]
+    for key in changed:
+        spark.conf.set(key, _ARROW_BATCHES[key])
+    try:
+        yield
+    finally:
+        for key in changed:
+            spark.conf.unset(key)
 
 
 def _route(job: WriteJob, df: DataFrame) -> DataFrame:

@@ -71,6 +71,8 @@ def test_append_insert_is_one_snapshot_from_many_tasks(session: PaimonSession) -
     session.sql("INSERT INTO app SELECT * FROM src_app")
     t = table(session, "app")
     assert t.latest_snapshot().snapshot_id == 1
+    # The writer's larger Arrow batches were the job's only: the session's setting is back.
+    assert session.spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "10000"
     assert rows(t.to_arrow(), ["id", "name", "p"]) == sorted(data)
     assert staging_left(t) == []
 
