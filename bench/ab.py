@@ -40,10 +40,11 @@ NO_EXPIRY = {
 def load_copy(source: Path, name: str, into: Path) -> Any:
     """Import the package at ``source`` as ``name`` (its own imports renamed)."""
     target = into / name
-    target.mkdir()
-    for path in source.glob("*.py"):
+    for path in source.rglob("*.py"):
         text = path.read_text().replace("paimon_core", name)
-        (target / path.name).write_text(text)
+        out = target / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
     return importlib.import_module(f"{name}.catalog").FileSystemCatalog
 
 
