@@ -387,7 +387,14 @@ class TableWrite:
         if not self._pending:
             return
         pending, self._pending, self._pending_bytes = self._pending, [], 0
-        data = pa.concat_tables([t for t, _ in pending])
+        data = pending[0][0] if len(pending) == 1 else pa.concat_tables([t for t, _ in pending])
+        if self.mode == "unaware" and not self.partition_keys:
+            # One partition and one bucket (a user's small append): nothing to group.
+            partition = serialize_row([], [])
+            self._values.setdefault(partition, ())
+            self._restored.add(partition)  # unaware append writers start at sequence 0
+            self._write_bucket(partition, 0, data, None)
+            return
         kinds = None
         if self.is_pk:
             kinds = pa.concat_arrays(
@@ -416,6 +423,9 @@ class TableWrite:
         group = parts * (int(buckets.max()) + 1) + buckets
         order = np.argsort(group, kind="stable")
         bounds = np.flatnonzero(np.diff(group[order])) + 1
+        if not len(bounds):  # one (partition, bucket): the rows as they are
+            self._write_bucket(partitions[int(parts[0])], int(buckets[0]), data, kinds)
+            return
         for rows in np.split(order, bounds):
             first = int(rows[0])
             indices = pa.array(rows)
@@ -484,9 +494,9 @@ class TableWrite:
         start = self._next_seq.get(key, 0)
         n = data.num_rows
         self._next_seq[key] = start + n
-        sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
         if self.is_pk:
             assert kinds is not None
+            sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
             data = self._key_value_rows(data, sequences, kinds)
         rows_per_file = n
         if data.nbytes > self.target_file_size:

@@ -254,6 +254,19 @@ def test_latest_hint_pointing_to_a_deleted_snapshot(tmp_path: Path) -> None:
     assert manager.latest_snapshot().snapshot_id == 4  # type: ignore[union-attr]
 
 
+def test_known_latest_is_trusted_as_the_hint_is(tmp_path: Path) -> None:
+    """A committer's own last snapshot id stands in for LATEST: used while no snapshot
+    follows it, passed over when another one does or when it is gone."""
+    manager = _manager(tmp_path)  # snapshots 1..5
+    calls = manager.file_io.calls  # type: ignore[attr-defined]
+    assert manager.latest_snapshot(fresh=True, known=5).snapshot_id == 5  # type: ignore[union-attr]
+    assert calls["read"] == 1  # snapshot-5 only, not LATEST
+    assert manager.latest_snapshot(fresh=True, known=3).snapshot_id == 5  # type: ignore[union-attr]
+    os.remove(manager.snapshot_path(5))  # rolled back elsewhere
+    _hint(manager, "LATEST", "4")
+    assert manager.latest_snapshot(fresh=True, known=5).snapshot_id == 4  # type: ignore[union-attr]
+
+
 def test_earliest_hint(tmp_path: Path) -> None:
     manager = _manager(tmp_path)
     assert manager.earliest_snapshot_id() == 1
