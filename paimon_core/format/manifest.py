@@ -23,7 +23,7 @@ import os
 import struct
 import threading
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -407,6 +407,13 @@ class _AvroWriter:
 
     def add(self, encode: Callable[[bytearray, Any], None], record: Any) -> None:
         encode(self.block, record)
+        self.block_count += 1
+        if len(self.block) >= _SYNC_INTERVAL:
+            self.flush()
+
+    def add_encoded(self, record: bytes) -> None:
+        """Add one record already encoded (blocks end where ``add`` would end them)."""
+        self.block += record
         self.block_count += 1
         if len(self.block) >= _SYNC_INTERVAL:
             self.flush()
@@ -1300,6 +1307,82 @@ def rolling_names(prefix: str) -> Iterable[str]:
         n += 1
 
 
+@dataclass(frozen=True, slots=True)
+class _CachedManifest:
+    """One manifest file as this process last saw it.
+
+    ``records``: each entry's Avro record bytes, when known (files this process wrote), so
+    that a merge rewriting the entries copies them instead of encoding them again.
+    ``decoded``: the entries were decoded from the file; otherwise they are the objects it
+    was written from, which only a rewrite (``read_for_rewrite``) is given.
+    """
+
+    version: object
+    entries: tuple[ManifestEntry, ...]
+    records: tuple[bytes, ...] | None
+    decoded: bool
+
+
+class _ManifestCache:
+    """Process-wide: decoded manifests by path, at most ``max_entries`` entries in all.
+
+    Manifest files are immutable and their names unique, but each use is still checked
+    against the file's ``FileIO.version`` (one stat): a manifest deleted (expiry) or damaged
+    since is then read again and fails as it would without the cache. File systems without
+    a version token (object stores) are not cached.
+
+    Plans of a fresh table handle (Paimon's manifest cache), and the commit's live-file
+    checks and manifest merges, so read each manifest once per process.
+    """
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self.max_entries = max_entries
+        self._files: OrderedDict[str, _CachedManifest] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str, version: object) -> _CachedManifest | None:
+        with self._lock:
+            cached = self._files.get(path)
+            if cached is None:
+                return None
+            if cached.version != version:
+                self._drop(path)
+                return None
+            self._files.move_to_end(path)
+            return cached
+
+    def put(self, path: str, cached: _CachedManifest) -> None:
+        if len(cached.entries) > self.max_entries // 4:
+            return  # one huge manifest would push out everything else
+        with self._lock:
+            self._drop(path)
+            self._files[path] = cached
+            self._size += len(cached.entries)
+            while self._size > self.max_entries:
+                self._drop(next(iter(self._files)))
+
+    def _drop(self, path: str) -> None:
+        old = self._files.pop(path, None)
+        if old is not None:
+            self._size -= len(old.entries)
+
+    def clear(self) -> None:
+        """Forget everything (benchmarks of reads from storage; tests)."""
+        with self._lock:
+            self._files.clear()
+            self._size = 0
+
+
+MANIFEST_CACHE = _ManifestCache()
+
+
+def _encoded_entry(entry: ManifestEntry) -> bytes:
+    out = bytearray()
+    _encode_entry(out, entry)
+    return bytes(out)
+
+
 class ManifestFile:
     """Reads and writes ``<table>/manifest/manifest-*`` files."""
 
@@ -1320,25 +1403,62 @@ class ManifestFile:
 
     def read(self, name: str, keep: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
-        (serialized rows) it accepts, the others skipped before they are decoded."""
-        if keep is None:
-            return read_avro_file(self.file_io, self.path(name), deserialize_manifest)
-        return read_avro_file(
-            self.file_io, self.path(name), lambda data: deserialize_manifest(data, keep)
-        )
+        (serialized rows) it accepts, the others skipped before they are decoded (unless the
+        whole file is cached decoded)."""
+        path = self.path(name)
+        version = self.file_io.version(path)
+        cached = MANIFEST_CACHE.get(path, version) if version is not None else None
+        if cached is not None and cached.decoded:
+            if keep is None:
+                return list(cached.entries)
+            verdicts: dict[bytes, bool] = {}
+            kept = []
+            for e in cached.entries:
+                ok = verdicts.get(e.partition)
+                if ok is None:
+                    ok = verdicts[e.partition] = keep(e.partition)
+                if ok:
+                    kept.append(e)
+            return kept
+        if keep is not None:
+            return read_avro_file(self.file_io, path, lambda data: deserialize_manifest(data, keep))
+        entries = read_avro_file(self.file_io, path, deserialize_manifest)
+        if version is not None:
+            records = cached.records if cached is not None else None
+            MANIFEST_CACHE.put(path, _CachedManifest(version, tuple(entries), records, True))
+        return entries
+
+    def read_for_rewrite(self, name: str) -> tuple[Sequence[ManifestEntry], Sequence[bytes] | None]:
+        """The entries of manifest ``name`` for a merge that writes them into a new manifest,
+        with their record bytes when known (then ``write`` copies them).
+
+        The entries may be the very objects the file was written from, when this process
+        wrote it: equal to the decoded ones, and only re-encoded.
+        """
+        path = self.path(name)
+        version = self.file_io.version(path)
+        cached = MANIFEST_CACHE.get(path, version) if version is not None else None
+        if cached is not None:
+            return cached.entries, cached.records
+        return self.read(name), None
 
     def write(
-        self, entries: Sequence[ManifestEntry], partition_types: Sequence[DataType]
+        self,
+        entries: Sequence[ManifestEntry],
+        partition_types: Sequence[DataType],
+        records: Sequence[bytes | None] | None = None,
     ) -> list[ManifestFileMeta]:
         """Write ``entries`` to new manifests, rolling at the target size; their list records.
 
-        As Java, the size is looked at every 1000 entries. Files already written are removed
-        again when a later one fails.
+        ``records``: for each entry, its Avro record bytes when already known (None: encode
+        it), as ``read_for_rewrite`` gives them. As Java, the size is looked at every 1000
+        entries. Files already written are removed again when a later one fails.
         """
         schema = MANIFEST_SCHEMA.encode()
         names = rolling_names(MANIFEST_PREFIX)
         metas: list[ManifestFileMeta] = []
         written: list[str] = []
+        encoded: list[bytes] = []
         start = 0
         writer = _AvroWriter(schema, self.codec)
 
@@ -1346,12 +1466,26 @@ class ManifestFile:
             name = next(names)
             written.append(name)
             data = writer.finish()
-            self.file_io.write_bytes(self.path(name), data)
-            metas.append(manifest_file_meta(name, len(data), entries[start:end], partition_types))
+            path = self.path(name)
+            self.file_io.write_bytes(path, data)
+            chunk = entries[start:end]
+            metas.append(manifest_file_meta(name, len(data), chunk, partition_types))
+            try:
+                version = self.file_io.version(path)
+            except OSError:
+                version = None  # not cached; the commit's own checks decide
+            if version is not None:
+                cached = _CachedManifest(version, tuple(chunk), tuple(encoded), False)
+                MANIFEST_CACHE.put(path, cached)
+            encoded.clear()
 
         try:
             for i, entry in enumerate(entries):
-                writer.add(_encode_entry, entry)
+                record = records[i] if records is not None else None
+                if record is None:
+                    record = _encoded_entry(entry)
+                encoded.append(record)
+                writer.add_encoded(record)
                 if (i + 1 - start) % _ROLLING_CHECK_RECORDS == 0 and (
                     writer.size >= self.target_file_size
                 ):

@@ -684,3 +684,37 @@ def test_a_filtered_read_builds_only_the_kept_partitions_entries(tmp_path: Path)
     assert sorted(asked) == sorted(rows)  # once per distinct partition
     assert manifests.read(meta.file_name, lambda _: False) == []
     assert manifests.read(meta.file_name) == entries
+
+
+def test_decoded_manifests_are_cached_until_the_file_changes(tmp_path: Path) -> None:
+    """A manifest is decoded once per process; a reader is never handed the objects it was
+    written from, and a file deleted or damaged since fails as without the cache."""
+    from paimon_core.format.manifest import MANIFEST_CACHE
+
+    reads: list[str] = []
+
+    class Counting(LocalFileIO):
+        def read_bytes(self, path: str) -> bytes:
+            reads.append(path)
+            return super().read_bytes(path)
+
+    manifests = ManifestFile(Counting(), str(tmp_path))
+    entries = [_entry(i) for i in range(5)]
+    [meta] = manifests.write(entries, [])
+    first = manifests.read(meta.file_name)
+    assert first == entries and all(a is not b for a, b in zip(first, entries))
+    again = manifests.read(meta.file_name)
+    assert again == first and again[0] is first[0] and len(reads) == 1
+    assert manifests.read(meta.file_name, lambda _: False) == [] and len(reads) == 1
+    rewrite, records = manifests.read_for_rewrite(meta.file_name)
+    assert list(rewrite) == entries and records is not None and len(records) == 5
+    path = tmp_path / "manifest" / meta.file_name
+    path.write_bytes(path.read_bytes()[:-20])  # damaged in place
+    with pytest.raises(MetadataFormatError, match="corrupt"):
+        manifests.read(meta.file_name)
+    os.remove(path)
+    with pytest.raises(FileNotFoundError):
+        manifests.read(meta.file_name)
+    with pytest.raises(FileNotFoundError):
+        manifests.read_for_rewrite(meta.file_name)
+    MANIFEST_CACHE.clear()
