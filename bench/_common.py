@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import statistics
@@ -58,3 +59,22 @@ def java_bench(*args: Any) -> dict[str, Any] | None:
         print(f"(no Java figure: paimon-oracle {args[0]} failed: {proc.stderr.strip()[-300:]})")
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+_READ_CACHES = (
+    ("format.manifest", "MANIFEST_CACHE"),
+    ("format.schema", "PARSED_SCHEMAS"),
+    ("format.snapshot", "PARSED_SNAPSHOTS"),
+)
+
+
+def forget_reads(package: str = "paimon_core") -> None:
+    """Empty the process-wide caches of what was read (decoded manifests, parsed schemas and
+    snapshots) of ``package`` (a copy of ``paimon_core`` in ``bench/ab.py``), so that the
+    next plan reads and decodes everything from storage, as a new process would."""
+    for module, name in _READ_CACHES:
+        try:
+            cache = getattr(importlib.import_module(f"{package}.{module}"), name)
+        except (ImportError, AttributeError):
+            continue  # an older revision without that cache
+        cache.clear()

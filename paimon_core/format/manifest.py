@@ -101,6 +101,91 @@ class DataFileMeta:
     write_cols: tuple[str, ...] | None = None
 
 
+_FILE_FIELDS = frozenset(f.name for f in dataclasses.fields(DataFileMeta))
+_LAZY_LOCK = threading.Lock()
+# Where a lazy file keeps its source until decoded: the slot of its last field, shadowed by
+# a property of the lazy class, so that the object has exactly DataFileMeta's layout and
+# can become a plain DataFileMeta by ``__class__`` assignment.
+_SOURCE_SLOT = DataFileMeta.write_cols  # type: ignore[attr-defined]
+
+
+class _LazyDataFileMeta(DataFileMeta):
+    """A ``DataFileMeta`` of a manifest, decoded on first use.
+
+    A plan lists thousands of files and most uses of a file read a few of them, if any
+    (a count, a partition's splits): the manifest reader checks each record and decodes
+    the file name, and leaves the rest (stats, keys, sizes) in the decompressed bytes until
+    another field is read. Then every field is filled at once and the object becomes a
+    plain ``DataFileMeta`` (same layout): equal to, hashed and pickled as one.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for a field not filled yet (or a name that is no field).
+        if name not in _FILE_FIELDS:
+            raise AttributeError(name)
+        _materialize(self)
+        return getattr(self, name)
+
+    @property  # type: ignore[misc]
+    def write_cols(self) -> tuple[str, ...] | None:
+        _materialize(self)
+        return self.write_cols
+
+    def __eq__(self, other: object) -> bool:
+        _materialize(self)
+        return self == other
+
+    def __hash__(self) -> int:
+        _materialize(self)
+        return hash(self)
+
+    def __repr__(self) -> str:
+        _materialize(self)
+        return repr(self)
+
+    def __reduce__(self) -> Any:
+        _materialize(self)
+        return self.__reduce__()
+
+
+class _LazyBatch:
+    """The lazy files one decoder call made, and where each starts in ``buf``: the first
+    use of any of them decodes them all (a file used is seldom used alone: a split is read
+    whole, a plan is pickled whole), in one loop instead of one fault per file."""
+
+    __slots__ = ("buf", "decode_into", "files", "starts")
+
+    def __init__(self, buf: bytes, decode_into: Callable[..., None]) -> None:
+        self.buf = buf
+        self.decode_into = decode_into
+        self.files: list[DataFileMeta] = []
+        self.starts: list[int] = []
+
+
+class _IntoError(Exception):
+    """A lazy record that failed to decode: ``(obj, error)``."""
+
+
+def _materialize(file: DataFileMeta) -> None:
+    """Decode the fields of a lazy file, and of the other files of its batch, into them and
+    make them plain ``DataFileMeta`` objects."""
+    with _LAZY_LOCK:
+        if type(file) is not _LazyDataFileMeta:
+            return  # another thread did it
+        batch: _LazyBatch = _SOURCE_SLOT.__get__(file)
+        try:
+            batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
+        except _IntoError as failed:
+            one, err = failed.args
+            _SOURCE_SLOT.__set__(one, batch)  # as it was: a later use fails the same way
+            if isinstance(err, (LookupError, ValueError, TypeError, struct.error)):
+                raise MetadataFormatError(f"Corrupt manifest entry: {err!r}") from err
+            raise err from None
+        batch.files, batch.starts, batch.buf = [], [], b""
+
+
 @dataclass(frozen=True, slots=True)
 class ManifestEntry:
     """A file added to or deleted from one (partition, bucket)."""
@@ -621,6 +706,25 @@ class AvroArray:
     items: Any = None
 
 
+@dataclass(frozen=True)
+class AvroLazy:
+    """A record only walked (checked) when its container is decoded, and built when first
+    used: ``lazy`` is a subclass of ``record.factory`` that decodes itself on the first
+    access to a field other than ``eager``, a string field decoded straight away; it finds
+    what to decode in its slot ``source``: the ``batch`` of the lazy objects of one
+    decoder call, decoded together.
+
+    Used when the writer's record has the reader's required fields as plain, non-null
+    types (every Paimon version from 0.9, and pypaimon); otherwise ``record`` is decoded
+    eagerly. Every check a full decode makes (structure, UTF-8) is made by the walk."""
+
+    record: AvroRecord
+    lazy: type
+    eager: str
+    source: Any  # the slot descriptor where a lazy object keeps its batch
+    batch: type  # ``batch(buf, decode_into)``, with lists ``files`` and ``starts``
+
+
 _PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
 _KNOWN_KINDS = _PRIMITIVES | {"record", "error", "array", "map", "enum", "fixed"}
 _ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))
@@ -654,6 +758,12 @@ class _Codegen:
 
     def __init__(self, filter_field: str | None = None) -> None:
         self.filter_field = filter_field
+        # While walking a lazy record: strings are decoded (and dropped) to check them.
+        self.check_strings = False
+        # The variable of an object the outermost record is decoded into (``build_into``).
+        self.into: str | None = None
+        # Lines run once per call before the record loop (``build``).
+        self.prologue: list[str] = []
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "zz": _ZZ,
@@ -755,6 +865,11 @@ class _Codegen:
             self.depth -= 1
             return
         kind = schema if isinstance(schema, str) else schema["type"]
+        if isinstance(spec, AvroLazy):
+            if target and self._lazy(schema, spec, target, ind, ns):
+                self.depth -= 1
+                return
+            spec = spec.record
         if kind in ("int", "long"):
             self.long(target, ind)
             if target and spec == "kind":
@@ -764,6 +879,9 @@ class _Codegen:
             if target:
                 decode = ".decode()" if kind == "string" else ""
                 e(ind, f"{target} = buf[p:p + n]{decode}")
+            elif kind == "string" and self.check_strings:
+                e(ind, "if n:")
+                e(ind + 1, "buf[p:p + n].decode()")
             e(ind, "p += n")
         elif kind == "boolean":
             if target:
@@ -870,6 +988,7 @@ class _Codegen:
 
     def record(self, schema: dict, spec: Any, target: str | None, ind: int, ns: str) -> None:
         ns = self.register(schema, ns)
+        into, self.into = self.into, None  # the outermost record only
         e = self.emit
         wanted = {f.name: f for f in spec.fields} if isinstance(spec, AvroRecord) else {}
         got: dict[str, str] = {}
@@ -917,6 +1036,10 @@ class _Codegen:
             e(ind, f"{target} = {new}({self.const(spec.factory)}, ({', '.join(args)},))")
             return
         twin = _mutable_twin(spec.factory, len(args))
+        if into is not None and twin is not None:
+            for name, arg in zip(twin.__slots__, args):
+                e(ind, f"{into}.{name} = {arg}")
+            return
         if twin is None:
             e(ind, f"{target} = {self.const(spec.factory)}({', '.join(args)})")
             return
@@ -926,6 +1049,46 @@ class _Codegen:
         for name, arg in zip(twin.__slots__, args):
             e(ind, f"{target}.{name} = {arg}")
         e(ind, f"{target}.__class__ = {self.const(spec.factory)}")
+
+    def _lazy(self, schema: Any, spec: AvroLazy, target: str, ind: int, ns: str) -> bool:
+        """Emit the walk of a lazy record into ``target``; False (nothing emitted) when the
+        writer's record does not qualify, so that it is decoded eagerly."""
+        record = spec.record
+        if not isinstance(schema, dict) or schema.get("type") not in ("record", "error"):
+            return False
+        types = {f["name"]: self.resolve(f["type"], ns) for f in schema["fields"]}
+        for rf in record.fields:
+            if rf.required and (rf.name not in types or self._nullable(types[rf.name], ns)):
+                return False
+        if types.get(spec.eager) != "string":
+            return False
+        one = _Codegen()
+        one.named = dict(self.named)
+        decode_into = one.build_into(schema, record, ns)
+        inner = self.register(schema, ns)
+        e = self.emit
+        start, eager = self.var("o"), self.var("v")
+        e(ind, f"{start} = p")
+        self.check_strings = True
+        try:
+            for wf in schema["fields"]:
+                keep = eager if wf["name"] == spec.eager else None
+                self.value(wf["type"], None, keep, ind, inner)
+        finally:
+            self.check_strings = False
+        e(ind, f"{target} = {self.const(object.__new__)}({self.const(spec.lazy)})")
+        args = [rf.name for rf in record.fields if rf.arg]
+        attribute = dataclasses.fields(record.factory)[args.index(spec.eager)].name
+        set_eager = self.const(getattr(record.factory, attribute).__set__)
+        e(ind, f"{set_eager}({target}, {eager})")
+        batch = self.var("lb")
+        self.prologue.append(f"{batch} = {self.const(spec.batch)}(buf, {self.const(decode_into)})")
+        self.prologue.append(f"{batch}_file = {batch}.files.append")
+        self.prologue.append(f"{batch}_start = {batch}.starts.append")
+        e(ind, f"{self.const(spec.source.__set__)}({target}, {batch})")
+        e(ind, f"{batch}_file({target})")
+        e(ind, f"{batch}_start({start})")
+        return True
 
     def _skip_unless_kept(self, var: str, rest: list[dict], ind: int, ns: str) -> None:
         """Emit: a record whose ``var`` ``keep`` rejects has its remaining fields skipped."""
@@ -946,6 +1109,34 @@ class _Codegen:
             )
         return schema == "null"
 
+    def build_into(self, schema: Any, spec: AvroRecord, ns: str) -> Callable[..., None]:
+        """``decode(buf, objs, starts, lazy)``: each object of ``objs`` still of class
+        ``lazy`` gets the record ``schema`` at its start decoded into it as ``spec`` says
+        (through the mutable twin of ``spec.factory``) and becomes a ``spec.factory``. On an
+        error the object being decoded is left a ``lazy`` and ``(obj, error)`` is raised
+        wrapped in ``_IntoError``."""
+        twin = _mutable_twin(spec.factory, sum(1 for f in spec.fields if f.arg))
+        if twin is None:
+            raise MetadataFormatError(f"{spec.factory.__name__} cannot be decoded lazily")
+        e = self.emit
+        e(1, "for obj, p in zip(objs, starts):")
+        e(2, "if type(obj) is not lazy:")
+        e(3, "continue")
+        # object.__setattr__: a frozen dataclass's own refuses (and fails on subclasses).
+        e(2, f"{self.const(object.__setattr__)}(obj, '__class__', {self.const(twin)})")
+        e(2, "try:")
+        self.into = "obj"
+        self.value(schema, spec, "r", 3, ns)
+        e(2, "except Exception as err:")
+        e(3, "obj.__class__ = lazy")
+        e(3, f"raise {self.const(_IntoError)}(obj, err) from err")
+        e(2, f"obj.__class__ = {self.const(spec.factory)}")
+        params = ", ".join(f"{k}={k}" for k in self.consts)
+        source = "\n".join([f"def decode(buf, objs, starts, lazy, {params}):", *self.lines])
+        namespace = dict(self.consts)
+        exec(compile(source, f"<avro decoder: one {spec.what} record>", "exec"), namespace)
+        return namespace["decode"]
+
     def build(self, schema: Any, spec: AvroRecord) -> Callable[..., int]:
         """``decode(buf, p, count, out, keep, seen)``: append the ``count`` records from ``p``
         (those ``keep`` accepts, when filtering; ``seen`` memoises its answers); the end."""
@@ -960,7 +1151,8 @@ class _Codegen:
             e(2, "append(r)")
         e(1, "return p")
         params = ", ".join(["keep=None", "seen=None", *(f"{k}={k}" for k in self.consts)])
-        source = "\n".join([f"def decode(buf, p, count, out, {params}):", *self.lines])
+        prologue = [f"    {line}" for line in self.prologue]
+        source = "\n".join([f"def decode(buf, p, count, out, {params}):", *prologue, *self.lines])
         namespace = dict(self.consts)
         exec(compile(source, f"<avro decoder: {spec.what}>", "exec"), namespace)
         return namespace["decode"]
@@ -1170,18 +1362,32 @@ _FILE_SPEC = AvroRecord(
     ),
     "manifest",
 )
+_ENTRY_FIELDS = (
+    AvroField("_VERSION", required=True, expect=MANIFEST_VERSION, arg=False),
+    AvroField("_KIND", "kind", required=True),
+    AvroField("_PARTITION", required=True),
+    AvroField("_BUCKET", required=True),
+    AvroField("_TOTAL_BUCKETS", required=True),
+)
 MANIFEST_SPEC = AvroRecord(
+    ManifestEntry, (*_ENTRY_FIELDS, AvroField("_FILE", _FILE_SPEC, required=True)), "manifest"
+)
+MANIFEST_SPEC_LAZY = AvroRecord(
     ManifestEntry,
     (
-        AvroField("_VERSION", required=True, expect=MANIFEST_VERSION, arg=False),
-        AvroField("_KIND", "kind", required=True),
-        AvroField("_PARTITION", required=True),
-        AvroField("_BUCKET", required=True),
-        AvroField("_TOTAL_BUCKETS", required=True),
-        AvroField("_FILE", _FILE_SPEC, required=True),
+        *_ENTRY_FIELDS,
+        AvroField(
+            "_FILE",
+            AvroLazy(_FILE_SPEC, _LazyDataFileMeta, "_FILE_NAME", _SOURCE_SLOT, _LazyBatch),
+            required=True,
+        ),
     ),
     "manifest",
 )
+"""``MANIFEST_SPEC`` with each entry's file decoded on first use (``_LazyDataFileMeta``):
+for plans that hand the files on without looking at them. Files used cost about 1.6 times
+their eager decode (walked, then decoded), so whoever uses every field (merges, conflict
+checks, stats filters) decodes eagerly."""
 MANIFEST_LIST_SPEC = AvroRecord(
     ManifestFileMeta,
     (
@@ -1211,11 +1417,12 @@ def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zst
 
 
 def deserialize_manifest(
-    data: bytes, keep: Callable[[bytes], bool] | None = None
+    data: bytes, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
-    only those of the partitions (serialized rows) it accepts."""
-    return decode_avro(data, MANIFEST_SPEC, keep)
+    only those of the partitions (serialized rows) it accepts; ``lazy``: files decoded on
+    first use (``MANIFEST_SPEC_LAZY``)."""
+    return decode_avro(data, MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC, keep)
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
@@ -1401,10 +1608,13 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return f"{self.dir}/{name}"
 
-    def read(self, name: str, keep: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+    def read(
+        self, name: str, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+    ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
         (serialized rows) it accepts, the others skipped before they are decoded (unless the
-        whole file is cached decoded)."""
+        whole file is cached decoded). ``lazy``: the files of entries decoded from the file
+        are decoded on first use (``MANIFEST_SPEC_LAZY``)."""
         path = self.path(name)
         version = self.file_io.version(path)
         cached = MANIFEST_CACHE.get(path, version) if version is not None else None
@@ -1421,8 +1631,12 @@ class ManifestFile:
                     kept.append(e)
             return kept
         if keep is not None:
-            return read_avro_file(self.file_io, path, lambda data: deserialize_manifest(data, keep))
-        entries = read_avro_file(self.file_io, path, deserialize_manifest)
+            return read_avro_file(
+                self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+            )
+        entries = read_avro_file(
+            self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
+        )
         if version is not None:
             records = cached.records if cached is not None else None
             MANIFEST_CACHE.put(path, _CachedManifest(version, tuple(entries), records, True))

@@ -256,6 +256,7 @@ class TableScan:
         *,
         predicate: Sequence[Predicate] | None = None,
         partitions: Collection[bytes] | None = None,
+        lazy_files: bool = False,
     ) -> list[ManifestEntry]:
         """The live (ADD, not deleted) entries of ``snapshot``, partition-pruned.
 
@@ -264,6 +265,9 @@ class TableScan:
             partition_filter: partition column -> value (None selects the null partition).
             predicate: conjunctive predicates; those on partition columns prune here.
             partitions: keep only these serialized partition rows.
+            lazy_files: for a caller that does not look at the files: when no manifest
+                deletes a file (nothing to fold by file), their fields are decoded on first
+                use only.
         """
         part_preds = self._partition_predicates(partition_filter, predicate)
         metas = self.read_manifest_metas(
@@ -273,8 +277,10 @@ class TableScan:
             metas = [m for m in metas if self._manifest_may_match(m, part_preds)]
         keep = self._partition_keeper(part_preds, partitions)
         read = self.table.manifest_file.read
-        chunks = [read(m.file_name, keep) for m in metas]
-        if any(m.num_deleted_files for m in metas):
+        deletes = any(m.num_deleted_files for m in metas)
+        lazy = lazy_files and not deletes
+        chunks = [read(m.file_name, keep, lazy=lazy) for m in metas]
+        if deletes:
             folded: dict[tuple, ManifestEntry] = {}
             for chunk in chunks:
                 for entry in chunk:
@@ -456,8 +462,10 @@ class TableScan:
         # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
         # it would trace every entry built so far (they hold no cycles) again and again.
         with gc_paused():
-            entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
             keep = self._file_filter(predicate) if predicate else None
+            entries = self.read_entries(
+                snapshot, partition_filter, predicate=predicate, lazy_files=keep is None
+            )
             groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
             for e in entries:
                 if keep is not None and not keep(e.file):

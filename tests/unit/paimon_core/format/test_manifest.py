@@ -718,3 +718,53 @@ def test_decoded_manifests_are_cached_until_the_file_changes(tmp_path: Path) -> 
     with pytest.raises(FileNotFoundError):
         manifests.read_for_rewrite(meta.file_name)
     MANIFEST_CACHE.clear()
+
+
+def test_lazy_files_are_plain_data_file_metas_once_used() -> None:
+    """``lazy=True`` (plans): each entry's file is walked and checked, its fields decoded on
+    first use, for all the files of the read at once; it then is a plain DataFileMeta, and
+    before that equal to, hashed and pickled as one."""
+    import copy
+    import pickle
+
+    entries = [FULL, *(_entry(i) for i in range(1, 5))]
+    data = serialize_manifest(entries)
+    lazy = deserialize_manifest(data, lazy=True)
+    files = [e.file for e in lazy]
+    assert all(type(f) is not DataFileMeta for f in files)
+    assert [f.file_name for f in files] == [e.file.file_name for e in entries]  # read eagerly
+    assert all(type(f) is not DataFileMeta for f in files)
+    assert files[2].row_count == entries[2].file.row_count  # decodes the whole read
+    assert all(type(f) is DataFileMeta for f in files)
+    assert lazy == entries
+    again = deserialize_manifest(data, lazy=True)
+    assert again[0].file == FULL.file and again[1].file.__hash__() == hash(entries[1].file)
+    again = deserialize_manifest(data, lazy=True)
+    assert pickle.loads(pickle.dumps(again[3].file)) == entries[3].file
+    assert type(pickle.loads(pickle.dumps(again[3]))).__name__ == "ManifestEntry"
+    again = deserialize_manifest(data, lazy=True)
+    assert repr(again[4].file) == repr(entries[4].file)
+    assert dataclasses.replace(again[1].file, level=3) == dataclasses.replace(
+        entries[1].file, level=3
+    )
+    assert copy.copy(deserialize_manifest(data, lazy=True)[2].file) == entries[2].file
+    # Older shapes (nullable records) and filtered reads decode as eagerly.
+    java08 = (FIXTURES / "java08-manifest").read_bytes()
+    assert deserialize_manifest(java08, lazy=True) == deserialize_manifest(java08)
+    kept = deserialize_manifest(data, lambda p: True, lazy=True)
+    assert kept == entries
+
+
+def test_lazy_reads_check_every_record_when_read() -> None:
+    """A damaged file record fails the read, not the first use of the file."""
+    data = bytearray(serialize_manifest([_entry(0), _entry(1, file_name="xxxxx")], "null"))
+    at = bytes(data).rindex(b"xxxxx")
+    data[at] = 0xFF  # not UTF-8
+    with pytest.raises(MetadataFormatError):
+        deserialize_manifest(bytes(data), lazy=True)
+    stats_cols = _entry(2, value_stats_cols=("abc",))
+    data = bytearray(serialize_manifest([stats_cols], "null"))
+    at = bytes(data).rindex(b"abc")
+    data[at] = 0xFF
+    with pytest.raises(MetadataFormatError):
+        deserialize_manifest(bytes(data), lazy=True)
