@@ -121,28 +121,10 @@ def _supports_min_max(arrow_type: pa.DataType) -> bool:
     return not (pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns")
 
 
-_SMALL_COLUMN = 64
-"""Up to this many values, min/max of a column of ``_PYTHON_ORDERED`` type are taken from
-its Python values: a compute kernel call costs more than the comparisons (a user's 10-row
-commit)."""
-
-
-def _python_ordered(arrow_type: pa.DataType) -> bool:
-    """Whether Python orders the values of this type exactly as Arrow's ``min_max`` does:
-    integers, booleans, dates, and strings (code point order is UTF-8 byte order)."""
-    return (
-        pa.types.is_integer(arrow_type)
-        or pa.types.is_boolean(arrow_type)
-        or pa.types.is_date(arrow_type)
-        or pa.types.is_string(arrow_type)
-        or pa.types.is_large_string(arrow_type)
-    )
-
-
 @lru_cache(maxsize=1024)
-def _type_kind(arrow_type: pa.DataType) -> tuple[bool, bool, bool]:
-    """(has min/max, floating point, ordered as Python orders it) of a column type."""
-    return _supports_min_max(arrow_type), is_floating(arrow_type), _python_ordered(arrow_type)
+def _type_kind(arrow_type: pa.DataType) -> tuple[bool, bool]:
+    """(has min/max, floating point) of a column type: asked for every column of every file."""
+    return _supports_min_max(arrow_type), is_floating(arrow_type)
 
 
 def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnStats:
@@ -154,22 +136,15 @@ def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnS
     if mode.kind == "none":
         return NONE_STATS
     nulls = column.null_count
-    supported, floating, python_ordered = _type_kind(column.type)
+    supported, floating = _type_kind(column.type)
     if mode.kind == "counts" or not supported:
         return ColumnStats(None, None, nulls)
-    size = len(column)
-    if nulls == size:
+    if nulls == len(column):
         return ColumnStats(None, None, nulls)
-    if python_ordered and size <= _SMALL_COLUMN:
-        values = column.to_pylist()
-        if nulls:
-            values = [v for v in values if v is not None]
-        low, high = min(values), max(values)
-    else:
-        if floating and pc.any(pc.is_nan(column)).as_py():
-            return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN bounds
-        bounds = pc.min_max(column)
-        low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
+    if floating and pc.any(pc.is_nan(column)).as_py():
+        return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
+    bounds = pc.min_max(column)
+    low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
     if low is None or high is None:
         return ColumnStats(None, None, nulls)
     if floating:

@@ -7,10 +7,7 @@ import math
 from decimal import Decimal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import serialize_row
@@ -139,35 +136,3 @@ def test_stats_of_float_columns_store_the_signed_zeros() -> None:
     stats, _ = dense_value_stats(collect_stats(data, fields, [TRUNC16] * 2), fields)
     assert stats.min_values == serialize_row([-0.0, -3.0], [DOUBLE(), FLOAT()])
     assert stats.max_values == serialize_row([1.0, 0.0], [DOUBLE(), FLOAT()])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.sampled_from(
-        [
-            (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
-            (pa.int8(), st.integers(-128, 127)),
-            (pa.bool_(), st.booleans()),
-            (pa.date32(), st.dates()),
-            (pa.string(), st.text()),
-            (pa.large_string(), st.text(alphabet=st.characters(codec="utf-8"))),
-        ]
-    ).flatmap(
-        lambda kind: st.tuples(
-            st.just(kind[0]), st.lists(st.none() | kind[1], min_size=1, max_size=80)
-        )
-    )
-)
-def test_small_columns_take_the_bounds_arrow_computes(case: tuple[pa.DataType, list]) -> None:
-    """Columns of up to 64 values get min/max from their Python values: the same bounds as
-    Arrow's kernel (strings by code point, which is UTF-8 byte order)."""
-    arrow_type, values = case
-    column = pa.array(values, arrow_type)
-    stats = column_stats(column, StatsMode("full"))
-    if column.null_count == len(column):
-        assert stats == ColumnStats(None, None, len(column))
-        return
-    bounds = pc.min_max(column)
-    assert stats == ColumnStats(bounds["min"].as_py(), bounds["max"].as_py(), column.null_count)
-    chunked = pa.chunked_array([column[: len(column) // 2], column[len(column) // 2 :]])
-    assert column_stats(chunked, StatsMode("full")) == stats
