@@ -13,6 +13,7 @@ import datetime as dt
 import inspect
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
@@ -27,6 +28,7 @@ from paimon_core.format.default_value import field_defaults
 from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.format.stats import (
+    StatsMode,
     collect_stats,
     dense_value_stats,
     key_stats_modes,
@@ -40,6 +42,8 @@ from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
 
 if TYPE_CHECKING:
+    from paimon_core.format.options import CoreOptions
+    from paimon_core.format.schema import TableSchema
     from paimon_core.format.snapshot import Snapshot
     from paimon_core.format.types import DataField
     from paimon_core.table import FileStoreTable
@@ -109,6 +113,74 @@ def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
     return codes
 
 
+def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
+    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
+    if not schema.primary_keys:
+        return arrow_schema
+    system = []
+    for name in schema.trimmed_primary_keys:
+        f = arrow_schema.field(name)
+        key_id = KEY_FIELD_ID_START + schema.field(name).id
+        system.append(
+            pa.field(f"{KEY_PREFIX}{name}", f.type, False, {PARQUET_FIELD_ID: str(key_id).encode()})
+        )
+    system.append(
+        pa.field(
+            SEQUENCE_NUMBER,
+            pa.int64(),
+            False,
+            {PARQUET_FIELD_ID: str(SEQUENCE_NUMBER_ID).encode()},
+        )
+    )
+    system.append(
+        pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
+    )
+    return pa.schema([*system, *arrow_schema])
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a writer derives from a schema and its options alone."""
+
+    arrow_schema: pa.Schema
+    file_schema: pa.Schema
+    defaults: dict[str, pa.Scalar]
+    nanos: list[str]
+    value_modes: list[StatsMode]
+    key_modes: list[StatsMode]
+
+
+_LAYOUTS: dict[tuple[int, int], tuple[TableSchema, CoreOptions, _Layout]] = {}
+_LAYOUTS_MAX = 64
+
+
+def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
+    """The ``_Layout`` of ``schema`` under ``options``, made once per pair of objects: the
+    handles of one table share both (``FileStoreTable.options``), and a user's script opens
+    a writer per commit."""
+    key = (id(schema), id(options))
+    cached = _LAYOUTS.get(key)
+    if cached is not None and cached[0] is schema and cached[1] is options:
+        return cached[2]
+    fields = list(schema.fields)
+    names = [f.name for f in fields]
+    arrow_schema = to_arrow_schema(fields)
+    layout = _Layout(
+        arrow_schema=arrow_schema,
+        file_schema=_file_schema(schema, arrow_schema),
+        defaults=field_defaults(fields),
+        nanos=[f.name for f in arrow_schema if _has_nanos(f.type)],
+        value_modes=value_stats_modes(options, names),
+        key_modes=key_stats_modes(
+            options, list(schema.trimmed_primary_keys) if schema.primary_keys else []
+        ),
+    )
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (schema, options, layout)  # both held: their ids stay unique
+    return layout
+
+
 class TableWrite:
     """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
 
@@ -144,9 +216,10 @@ class TableWrite:
         )
         self.fields: list[DataField] = list(schema.fields)
         self.names = [f.name for f in self.fields]
-        self.arrow_schema = to_arrow_schema(self.fields)
+        layout = _layout(schema, options)
+        self.arrow_schema = layout.arrow_schema
         # Paimon's DefaultValueRow: a NULL of a column with a default is written as the default.
-        self.defaults = field_defaults(self.fields)
+        self.defaults = layout.defaults
         self.is_pk = bool(schema.primary_keys)
         self.partition_keys = list(schema.partition_keys)
         self.partition_types = [f.type for f in schema.partition_fields]
@@ -162,16 +235,16 @@ class TableWrite:
                 "'merge-engine' = 'first-row' is not supported (their level-0 files are "
                 "invisible to Paimon batch reads until compacted)"
             )
-        nanos = [f.name for f in self.arrow_schema if _has_nanos(f.type)]
+        nanos = layout.nanos
         if nanos:
             raise UnsupportedFeature(
                 f"Writing TIMESTAMP columns with precision above 6 ({nanos}) is not supported: "
                 "Paimon (Java) reads them only as Parquet INT96, which pyarrow cannot write per column"
             )
         self._init_buckets()
-        self.file_schema = self._file_schema()
-        self.value_modes = value_stats_modes(options, self.names)
-        self.key_modes = key_stats_modes(options, self.key_names)
+        self.file_schema = layout.file_schema
+        self.value_modes = layout.value_modes
+        self.key_modes = layout.key_modes
         self.dense_stats = options.stats_dense_store
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
@@ -221,32 +294,6 @@ class TableWrite:
             if unknown:
                 raise InvalidArgument(f"'bucket-key' names unknown columns {unknown}")
         self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
-
-    def _file_schema(self) -> pa.Schema:
-        """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
-        if not self.is_pk:
-            return self.arrow_schema
-        system = []
-        for name in self.key_names:
-            f = self.arrow_schema.field(name)
-            key_id = KEY_FIELD_ID_START + self.table.schema.field(name).id
-            system.append(
-                pa.field(
-                    f"{KEY_PREFIX}{name}", f.type, False, {PARQUET_FIELD_ID: str(key_id).encode()}
-                )
-            )
-        system.append(
-            pa.field(
-                SEQUENCE_NUMBER,
-                pa.int64(),
-                False,
-                {PARQUET_FIELD_ID: str(SEQUENCE_NUMBER_ID).encode()},
-            )
-        )
-        system.append(
-            pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
-        )
-        return pa.schema([*system, *self.arrow_schema])
 
     # ------------------------------------------------------------------------- input
 
