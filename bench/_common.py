@@ -25,6 +25,45 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def calibration_loop() -> None:
+    """A fixed piece of pure-Python CPU work (about 0.5 ms on this machine when idle)."""
+    total = 0
+    for i in range(20_000):
+        total += i
+
+
+class Calibration:
+    """Times ``calibration_loop`` between the measured operations of a run, to tell how
+    much the machine's load slowed that run down: the shared 2-core machine moves the same
+    command by 2-4x between runs.
+
+    Waiting for a core (the run queue) and for the disk's journal make wall times of a
+    loaded machine useless for an idle estimate, so the estimate is made from process CPU
+    time: on an idle machine a commit's wall time is about its CPU time (system calls on the
+    page cache are CPU time). Load still inflates CPU time (the other hyperthread, caches):
+    ``factor`` is the loop's median CPU time over its fastest (about 1 when idle), and a
+    median CPU time divided by it is the idle-equivalent estimate.
+    """
+
+    def __init__(self) -> None:
+        self.cpu: list[float] = []
+
+    def sample(self) -> None:
+        start = time.process_time()
+        calibration_loop()
+        self.cpu.append((time.process_time() - start) * 1000.0)
+
+    @property
+    def factor(self) -> float:
+        return median(self.cpu) / min(self.cpu) if self.cpu else float("nan")
+
+    def line(self) -> str:
+        return (
+            f"calibration loop CPU time: median {median(self.cpu):.3f} ms, best "
+            f"{min(self.cpu):.3f} ms over {len(self.cpu)} samples: load factor {self.factor:.2f}"
+        )
+
+
 def ratio(ours: float, peer: float) -> str:
     return f"{peer / ours:.1f}x faster" if ours < peer else f"{ours / peer:.1f}x slower"
 
