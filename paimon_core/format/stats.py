@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import deserialize_row, serialize_row
@@ -121,30 +122,97 @@ def _supports_min_max(arrow_type: pa.DataType) -> bool:
     return not (pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns")
 
 
+def _footer_ordered(arrow_type: pa.DataType) -> bool:
+    """Types whose Parquet footer min/max are exactly Arrow's ``min_max`` as Python values:
+    integers, booleans, dates, and strings (both order UTF-8 bytes unsigned)."""
+    return (
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_boolean(arrow_type)
+        or pa.types.is_date32(arrow_type)
+        or pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+    )
+
+
 @lru_cache(maxsize=1024)
-def _type_kind(arrow_type: pa.DataType) -> tuple[bool, bool]:
-    """(has min/max, floating point) of a column type: asked for every column of every file."""
-    return _supports_min_max(arrow_type), is_floating(arrow_type)
+def _type_kind(arrow_type: pa.DataType) -> tuple[bool, bool, bool]:
+    """(has min/max, floating point, footer bounds usable) of a column type: asked for every
+    column of every file."""
+    return _supports_min_max(arrow_type), is_floating(arrow_type), _footer_ordered(arrow_type)
 
 
-def column_stats(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> ColumnStats:
+class FooterStats:
+    """The min/max the Parquet writer put in the footer of the file just written, by
+    top-level column: they cost nothing more to get, where a compute kernel per column is
+    a good part of a small file's write."""
+
+    def __init__(self, footer: pq.FileMetaData) -> None:
+        self.footer = footer
+        self.columns: dict[str, int] = {}
+        seen: set[str] = set()
+        schema = footer.schema
+        for j in range(footer.num_columns):
+            column = schema.column(j)
+            path = column.path
+            if path in seen:
+                self.columns.pop(path, None)  # ambiguous ("a.b" and a.b): not used
+            elif column.max_repetition_level == 0:
+                self.columns[path] = j
+            seen.add(path)
+
+    def bounds(self, name: str) -> tuple[Any, Any] | None:
+        """(min, max) of the non-null values of column ``name``; None when the footer does
+        not have them all (no such column, statistics left out)."""
+        j = self.columns.get(name)
+        if j is None:
+            return None
+        low = high = None
+        footer = self.footer
+        for g in range(footer.num_row_groups):
+            group = footer.row_group(g)
+            stats = group.column(j).statistics
+            if stats is None:
+                return None
+            if not stats.has_min_max:
+                if stats.has_null_count and stats.null_count == group.num_rows:
+                    continue  # only nulls here
+                return None
+            if low is None or stats.min < low:
+                low = stats.min
+            if high is None or stats.max > high:
+                high = stats.max
+        return None if low is None else (low, high)
+
+
+def column_stats(
+    column: pa.Array | pa.ChunkedArray,
+    mode: StatsMode,
+    footer: FooterStats | None = None,
+    name: str = "",
+) -> ColumnStats:
     """Stats of one column under ``mode``, as Java takes them from the Parquet footer.
 
     A FLOAT/DOUBLE column with a NaN has no min/max (Parquet orders NaN nowhere), so no
-    reader can prune the file by bounds that leave the NaN out.
+    reader can prune the file by bounds that leave the NaN out. ``footer``: the footer of
+    the file ``column`` (named ``name`` there) was just written to, whose bounds are used
+    for the types where they are exactly the kernel's.
     """
     if mode.kind == "none":
         return NONE_STATS
     nulls = column.null_count
-    supported, floating = _type_kind(column.type)
+    supported, floating, footer_ordered = _type_kind(column.type)
     if mode.kind == "counts" or not supported:
         return ColumnStats(None, None, nulls)
     if nulls == len(column):
         return ColumnStats(None, None, nulls)
-    if floating and pc.any(pc.is_nan(column)).as_py():
-        return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
-    bounds = pc.min_max(column)
-    low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
+    written = footer.bounds(name) if footer is not None and footer_ordered else None
+    if written is not None:
+        low, high = written
+    else:
+        if floating and pc.any(pc.is_nan(column)).as_py():
+            return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN bounds
+        bounds = pc.min_max(column)
+        low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
     if low is None or high is None:
         return ColumnStats(None, None, nulls)
     if floating:
@@ -170,10 +238,17 @@ def to_simple_stats(stats: Sequence[ColumnStats], types: Sequence[Any]) -> Simpl
 
 
 def collect_stats(
-    data: pa.Table, fields: Sequence[DataField], modes: Sequence[StatsMode]
+    data: pa.Table,
+    fields: Sequence[DataField],
+    modes: Sequence[StatsMode],
+    footer: FooterStats | None = None,
+    prefix: str = "",
 ) -> list[ColumnStats]:
-    """Stats of the columns named by ``fields`` in ``data``, one mode per field."""
-    return [column_stats(data.column(f.name), m) for f, m in zip(fields, modes)]
+    """Stats of the columns named by ``fields`` in ``data``, one mode per field; ``footer``:
+    of the Parquet file ``data`` was written to, its columns named ``prefix`` + field name."""
+    return [
+        column_stats(data.column(f.name), m, footer, prefix + f.name) for f, m in zip(fields, modes)
+    ]
 
 
 def dense_value_stats(

@@ -28,6 +28,7 @@ from paimon_core.format.default_value import field_defaults
 from paimon_core.format.float_order import with_order_columns
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.format.stats import (
+    FooterStats,
     StatsMode,
     collect_stats,
     dense_value_stats,
@@ -589,20 +590,25 @@ class TableWrite:
         path = data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
         sink = self.table.file_io.open_output(path)
+        written: list[pq.FileMetaData] = []  # the footer, whose column stats are reused
         try:
             pq.write_table(
                 data,
                 sink,
                 compression=self.compression,
                 compression_level=self.compression_level,
+                metadata_collector=written,
                 **_PARQUET_OPTIONS,
             )
             size = sink.tell()
         finally:
             sink.close()
         n = data.num_rows
+        footer = FooterStats(written[0]) if written else None
         value_stats, stats_cols = dense_value_stats(
-            collect_stats(data, self.fields, self.value_modes), self.fields, self.dense_stats
+            collect_stats(data, self.fields, self.value_modes, footer),
+            self.fields,
+            self.dense_stats,
         )
         if self.is_pk:
             seqs = data.column(SEQUENCE_NUMBER)
@@ -612,7 +618,7 @@ class TableWrite:
             min_key = serialize_row(_row_at(data, self.key_names, 0), self.key_types)
             max_key = serialize_row(_row_at(data, self.key_names, n - 1), self.key_types)
             key_stats = to_simple_stats(
-                collect_stats(data, key_fields, self.key_modes), self.key_types
+                collect_stats(data, key_fields, self.key_modes, footer), self.key_types
             )
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
         else:
