@@ -154,8 +154,30 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def snapshot_to_json(snapshot: Snapshot) -> str:
-    """Jackson's pretty form: ``{\\n  "version" : 3,\\n  "id" : 1, ...}`` (no final newline)."""
-    return jackson_json(snapshot_to_dict(snapshot))
+    """Jackson's pretty form: ``{\\n  "version" : 3,\\n  "id" : 1, ...}`` (no final newline).
+
+    Written field by field (every commit writes one): the same text as
+    ``jackson_json(snapshot_to_dict(snapshot))``."""
+    lines = []
+    for attr, key in _FIELDS:
+        value = getattr(snapshot, attr)
+        if value is None:
+            if key in ALWAYS_WRITTEN:
+                lines.append(f'  "{key}" : null')
+            continue
+        kind = type(value)
+        if kind is int:
+            text = str(value)
+        elif kind is str:
+            text = _json_string(value)
+        elif attr == "commit_kind":
+            text = f'"{value.value}"'
+        elif attr == "log_offsets":
+            text = jackson_json({str(k): v for k, v in value.items()}, "  ")
+        else:
+            text = jackson_json(value, "  ")
+        lines.append(f'  "{key}" : {text}')
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 _COMMIT_KINDS = {kind.value: kind for kind in CommitKind}
