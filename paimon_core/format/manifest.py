@@ -1612,35 +1612,41 @@ class ManifestFile:
         self, name: str, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
     ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
-        (serialized rows) it accepts, the others skipped before they are decoded (unless the
-        whole file is cached decoded). ``lazy``: the files of entries decoded from the file
-        are decoded on first use (``MANIFEST_SPEC_LAZY``)."""
+        (serialized rows) it accepts.
+
+        ``lazy`` (plans): the files of entries decoded from the file are decoded on first
+        use (``MANIFEST_SPEC_LAZY``), and the whole manifest is decoded and cached even for
+        ``keep``, so that the next plan, of any partitions, finds it. Otherwise a ``keep``
+        read not cached skips the entries of other partitions before decoding them (a
+        commit's check of the partitions it writes).
+        """
         path = self.path(name)
         version = self.file_io.version(path)
         cached = MANIFEST_CACHE.get(path, version) if version is not None else None
-        if cached is not None and cached.decoded:
-            if keep is None:
-                return list(cached.entries)
-            verdicts: dict[bytes, bool] = {}
-            kept = []
-            for e in cached.entries:
-                ok = verdicts.get(e.partition)
-                if ok is None:
-                    ok = verdicts[e.partition] = keep(e.partition)
-                if ok:
-                    kept.append(e)
-            return kept
-        if keep is not None:
-            return read_avro_file(
-                self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+        if cached is None or not cached.decoded:
+            if keep is not None and not (lazy and version is not None):
+                return read_avro_file(
+                    self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+                )
+            entries = read_avro_file(
+                self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
             )
-        entries = read_avro_file(
-            self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
-        )
-        if version is not None:
+            if version is None:
+                return entries
             records = cached.records if cached is not None else None
-            MANIFEST_CACHE.put(path, _CachedManifest(version, tuple(entries), records, True))
-        return entries
+            cached = _CachedManifest(version, tuple(entries), records, True)
+            MANIFEST_CACHE.put(path, cached)
+        if keep is None:
+            return list(cached.entries)
+        verdicts: dict[bytes, bool] = {}
+        kept = []
+        for e in cached.entries:
+            ok = verdicts.get(e.partition)
+            if ok is None:
+                ok = verdicts[e.partition] = keep(e.partition)
+            if ok:
+                kept.append(e)
+        return kept
 
     def read_for_rewrite(self, name: str) -> tuple[Sequence[ManifestEntry], Sequence[bytes] | None]:
         """The entries of manifest ``name`` for a merge that writes them into a new manifest,
