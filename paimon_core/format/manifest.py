@@ -176,7 +176,11 @@ def _materialize(file: DataFileMeta) -> None:
             return  # another thread did it
         batch: _LazyBatch = _SOURCE_SLOT.__get__(file)
         try:
-            batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
+            if len(batch.files) < _GC_PAUSE_RECORDS:
+                batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
+            else:
+                with gc_paused():
+                    batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
         except _IntoError as failed:
             one, err = failed.args
             _SOURCE_SLOT.__set__(one, batch)  # as it was: a later use fails the same way
