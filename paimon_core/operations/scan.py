@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.binary_row import row_codec
 from paimon_core.format.manifest import (
     DataFileMeta,
     FileKind,
@@ -223,6 +223,7 @@ class TableScan:
         schema = table.schema
         self.partition_keys: list[str] = list(schema.partition_keys)
         self.partition_types = [f.type for f in schema.partition_fields]
+        self._partition_codec = row_codec(self.partition_types)
         self._partitions: dict[bytes, tuple] = {}
         self._schemas: dict[int, TableSchema] = {schema.schema_id: schema}
         self._layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
@@ -233,7 +234,7 @@ class TableScan:
         """The decoded partition row (cached: many files share few partitions)."""
         values = self._partitions.get(partition)
         if values is None:
-            values = tuple(deserialize_row(partition, self.partition_types))
+            values = tuple(self._partition_codec.deserialize(partition))
             self._partitions[partition] = values
         return values
 
@@ -280,6 +281,7 @@ class TableScan:
         deletes = any(m.num_deleted_files for m in metas)
         lazy = lazy_files and not deletes
         chunks = [read(m.file_name, keep, lazy=lazy) for m in metas]
+        add = FileKind.ADD
         if deletes:
             folded: dict[tuple, ManifestEntry] = {}
             for chunk in chunks:
@@ -289,9 +291,9 @@ class TableScan:
                         folded[key] = entry
                     elif folded.pop(key, None) is None:
                         folded[key] = entry
-            live = [e for e in folded.values() if e.kind == FileKind.ADD]
+            live = [e for e in folded.values() if e.kind == add]
         else:
-            live = [e for chunk in chunks for e in chunk if e.kind == FileKind.ADD]
+            live = [e for chunk in chunks for e in chunk if e.kind == add]
         if partitions is not None:
             wanted = partitions if isinstance(partitions, (set, frozenset)) else set(partitions)
             live = [e for e in live if e.partition in wanted]
