@@ -182,8 +182,7 @@ def _materialize(file: DataFileMeta) -> None:
                 with gc_paused():
                     batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
         except _IntoError as failed:
-            one, err = failed.args
-            _SOURCE_SLOT.__set__(one, batch)  # as it was: a later use fails the same way
+            _, err = failed.args  # that file is as it was: a later use fails the same way
             if isinstance(err, (LookupError, ValueError, TypeError, struct.error)):
                 raise MetadataFormatError(f"Corrupt manifest entry: {err!r}") from err
             raise err from None
@@ -1041,8 +1040,11 @@ class _Codegen:
             return
         twin = _mutable_twin(spec.factory, len(args))
         if into is not None and twin is not None:
+            # Through the slot descriptors: ``into`` stays an instance of a subclass of the
+            # frozen factory while its fields are filled, so another thread reading it sees
+            # set fields, or waits for the rest (``_LazyDataFileMeta``).
             for name, arg in zip(twin.__slots__, args):
-                e(ind, f"{into}.{name} = {arg}")
+                e(ind, f"{self.const(getattr(spec.factory, name).__set__)}({into}, {arg})")
             return
         if twin is None:
             e(ind, f"{target} = {self.const(spec.factory)}({', '.join(args)})")
@@ -1115,26 +1117,23 @@ class _Codegen:
 
     def build_into(self, schema: Any, spec: AvroRecord, ns: str) -> Callable[..., None]:
         """``decode(buf, objs, starts, lazy)``: each object of ``objs`` still of class
-        ``lazy`` gets the record ``schema`` at its start decoded into it as ``spec`` says
-        (through the mutable twin of ``spec.factory``) and becomes a ``spec.factory``. On an
-        error the object being decoded is left a ``lazy`` and ``(obj, error)`` is raised
-        wrapped in ``_IntoError``."""
-        twin = _mutable_twin(spec.factory, sum(1 for f in spec.fields if f.arg))
-        if twin is None:
+        ``lazy`` (a subclass of ``spec.factory`` adding no slots) gets the record ``schema``
+        at its start decoded into its slots as ``spec`` says, then becomes a
+        ``spec.factory``. A record that fails to decode leaves its object untouched and
+        raises ``_IntoError(obj, error)``."""
+        if _mutable_twin(spec.factory, sum(1 for f in spec.fields if f.arg)) is None:
             raise MetadataFormatError(f"{spec.factory.__name__} cannot be decoded lazily")
         e = self.emit
         e(1, "for obj, p in zip(objs, starts):")
         e(2, "if type(obj) is not lazy:")
         e(3, "continue")
-        # object.__setattr__: a frozen dataclass's own refuses (and fails on subclasses).
-        e(2, f"{self.const(object.__setattr__)}(obj, '__class__', {self.const(twin)})")
         e(2, "try:")
-        self.into = "obj"
+        self.into = "obj"  # every field is decoded before the first is stored
         self.value(schema, spec, "r", 3, ns)
-        e(2, "except Exception as err:")
-        e(3, "obj.__class__ = lazy")
+        e(2, "except BaseException as err:")
         e(3, f"raise {self.const(_IntoError)}(obj, err) from err")
-        e(2, f"obj.__class__ = {self.const(spec.factory)}")
+        # object.__setattr__: a frozen dataclass's own refuses (and fails on subclasses).
+        e(2, f"{self.const(object.__setattr__)}(obj, '__class__', {self.const(spec.factory)})")
         params = ", ".join(f"{k}={k}" for k in self.consts)
         source = "\n".join([f"def decode(buf, objs, starts, lazy, {params}):", *self.lines])
         namespace = dict(self.consts)
