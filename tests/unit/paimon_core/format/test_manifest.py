@@ -768,3 +768,22 @@ def test_lazy_reads_check_every_record_when_read() -> None:
     data[at] = 0xFF
     with pytest.raises(MetadataFormatError):
         deserialize_manifest(bytes(data), lazy=True)
+
+
+def test_lazy_files_used_by_many_threads_at_once() -> None:
+    """Threads that use the files of one lazy read together all see every field."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    entries = [_entry(i, file_size=10**6 + i) for i in range(3000)]
+    data = serialize_manifest(entries)
+    expected = [(e.file.file_size, e.file.write_cols, e.file.row_count) for e in entries]
+    for _ in range(3):
+        files = [e.file for e in deserialize_manifest(data, lazy=True)]
+
+        def use(order: int, files: list = files) -> list:
+            picked = files if order % 2 else files[::-1]
+            got = [(f.file_size, f.write_cols, f.row_count) for f in picked]
+            return got if order % 2 else got[::-1]
+
+        with ThreadPoolExecutor(8) as pool:
+            assert all(got == expected for got in pool.map(use, range(8)))
