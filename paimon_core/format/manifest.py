@@ -1550,6 +1550,18 @@ class _ManifestCache:
         self._files: OrderedDict[str, _CachedManifest] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+        # Manifests read once for some partitions only (not cached): read again, they are.
+        self._asked: OrderedDict[str, object] = OrderedDict()
+
+    def asked_before(self, path: str, version: object) -> bool:
+        """Whether a partial read of this manifest (same version) came before; notes this one."""
+        with self._lock:
+            before = self._asked.get(path) == version
+            self._asked[path] = version
+            self._asked.move_to_end(path)
+            while len(self._asked) > 4096:
+                self._asked.popitem(last=False)
+            return before
 
     def get(self, path: str, version: object) -> _CachedManifest | None:
         with self._lock:
@@ -1581,6 +1593,7 @@ class _ManifestCache:
         """Forget everything (benchmarks of reads from storage; tests)."""
         with self._lock:
             self._files.clear()
+            self._asked.clear()
             self._size = 0
 
 
@@ -1617,17 +1630,19 @@ class ManifestFile:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
         (serialized rows) it accepts.
 
-        ``lazy`` (plans): the files of entries decoded from the file are decoded on first
-        use (``MANIFEST_SPEC_LAZY``), and the whole manifest is decoded and cached even for
-        ``keep``, so that the next plan, of any partitions, finds it. Otherwise a ``keep``
-        read not cached skips the entries of other partitions before decoding them (a
-        commit's check of the partitions it writes).
+        A ``keep`` read of a manifest not cached skips the entries of other partitions
+        before decoding them. ``lazy`` (plans): the files of entries decoded from the file
+        are decoded on first use (``MANIFEST_SPEC_LAZY``); and a manifest that plans keep
+        asking for some partitions is decoded whole and cached the second time, so that the
+        plans after find it whatever partitions they ask for.
         """
         path = self.path(name)
         version = self.file_io.version(path)
         cached = MANIFEST_CACHE.get(path, version) if version is not None else None
         if cached is None or not cached.decoded:
-            if keep is not None and not (lazy and version is not None):
+            if keep is not None and not (
+                lazy and version is not None and MANIFEST_CACHE.asked_before(path, version)
+            ):
                 return read_avro_file(
                     self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
                 )

@@ -787,3 +787,24 @@ def test_lazy_files_used_by_many_threads_at_once() -> None:
 
         with ThreadPoolExecutor(8) as pool:
             assert all(got == expected for got in pool.map(use, range(8)))
+
+
+def test_plans_of_some_partitions_cache_a_manifest_the_second_time(tmp_path: Path) -> None:
+    """A one-off plan of a few partitions skips the others' entries undecoded; a manifest
+    that plans keep asking for is decoded whole once and then served from the cache."""
+    reads: list[str] = []
+
+    class Counting(LocalFileIO):
+        def read_bytes(self, path: str) -> bytes:
+            reads.append(path)
+            return super().read_bytes(path)
+
+    rows = [serialize_row([p], [INT()]) for p in range(4)]
+    entries = [ManifestEntry(FileKind.ADD, rows[i % 4], 0, 1, _file(i)) for i in range(12)]
+    [meta] = ManifestFile(LocalFileIO(), str(tmp_path)).write(entries, [INT()])
+    manifests = ManifestFile(Counting(), str(tmp_path))
+    wanted = [e for e in entries if e.partition == rows[2]]
+    for expected_reads in (1, 2, 2, 2):
+        assert manifests.read(meta.file_name, rows[2].__eq__, lazy=True) == wanted
+        assert len(reads) == expected_reads
+    assert manifests.read(meta.file_name, lazy=True) == entries and len(reads) == 2
