@@ -7,7 +7,9 @@ judged here instead. ``paimon_core`` of git revision REV and of the working tree
 side by side (as packages ``ab_base`` and ``ab_head``); commits and plans alternate between
 them, in alternating order, each on its own table. Printed: medians of wall-clock and of
 process CPU time (less disturbed by other jobs), per commit (table opened each time) and per
-plan (full, one partition, ten partitions) of a 1,000-partition x 10-commit table.
+plan (full, one partition, ten partitions, and full with every file's fields then used) of a
+1,000-partition x 10-commit table, cold (the process's caches of what it read emptied first,
+``_common.forget_reads``) and warm (right after a plan of the whole table).
 """
 
 from __future__ import annotations
