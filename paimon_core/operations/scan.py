@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -468,17 +469,14 @@ class TableScan:
             entries = self.read_entries(
                 snapshot, partition_filter, predicate=predicate, lazy_files=keep is None
             )
-            groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            if keep is not None:
+                entries = [e for e in entries if keep(e.file)]
+            groups: defaultdict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
             for e in entries:
-                if keep is not None and not keep(e.file):
-                    continue
-                files = groups.get((e.partition, e.bucket))
-                if files is None:
-                    groups[(e.partition, e.bucket)] = [e.file]
-                else:
-                    files.append(e.file)
+                groups[e.partition, e.bucket].append(e.file)
             sid = snapshot.snapshot_id
+            values = self.partition_values
             return [
-                Split(part, self.partition_values(part), bucket, tuple(files), sid)
-                for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
+                Split(part, values(part), bucket, tuple(files), sid)
+                for (part, bucket), files in sorted(groups.items())  # keys are unique
             ]
