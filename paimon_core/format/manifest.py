@@ -803,7 +803,12 @@ class _Codegen:
             e(ind + 1, f"{target} = (w >> 1) ^ -(w & 1)")
         e(ind + 1, "p += 2")
         e(ind, "else:")
-        self._varint(target, ind + 1)
+        if target:
+            self._varint(target, ind + 1)
+        else:  # skipped: only where it ends matters (timestamps, sizes: 3 to 10 bytes)
+            e(ind + 1, "p += 3")
+            e(ind + 1, "while buf[p - 1] > 127:")
+            e(ind + 2, "p += 1")
 
     def _varint(self, target: str | None, ind: int) -> None:
         """Inline loop for varints of three or more bytes (timestamps, large sizes)."""

@@ -727,7 +727,17 @@ def test_lazy_files_are_plain_data_file_metas_once_used() -> None:
     import copy
     import pickle
 
-    entries = [FULL, *(_entry(i) for i in range(1, 5))]
+    extreme = _entry(
+        5,
+        file_size=2**63 - 1,
+        row_count=2**40,
+        min_sequence_number=-(2**63),
+        max_sequence_number=2**63 - 1,
+        creation_time_millis=-(2**62),
+        delete_row_count=2**35,
+        first_row_id=2**50,
+    )  # varints of every length are walked over
+    entries = [FULL, *(_entry(i) for i in range(1, 5)), extreme]
     data = serialize_manifest(entries)
     lazy = deserialize_manifest(data, lazy=True)
     files = [e.file for e in lazy]
