@@ -242,13 +242,10 @@ def collect_stats(
     fields: Sequence[DataField],
     modes: Sequence[StatsMode],
     footer: FooterStats | None = None,
-    prefix: str = "",
 ) -> list[ColumnStats]:
     """Stats of the columns named by ``fields`` in ``data``, one mode per field; ``footer``:
-    of the Parquet file ``data`` was written to, its columns named ``prefix`` + field name."""
-    return [
-        column_stats(data.column(f.name), m, footer, prefix + f.name) for f, m in zip(fields, modes)
-    ]
+    of the Parquet file ``data`` was written to, where the columns have the same names."""
+    return [column_stats(data.column(f.name), m, footer, f.name) for f, m in zip(fields, modes)]
 
 
 def dense_value_stats(
