@@ -7,7 +7,9 @@ judged here instead. ``paimon_core`` of git revision REV and of the working tree
 side by side (as packages ``ab_base`` and ``ab_head``); commits and plans alternate between
 them, in alternating order, each on its own table. Printed: medians of wall-clock and of
 process CPU time (less disturbed by other jobs), per commit (table opened each time) and per
-plan (full, one partition, ten partitions) of a 1,000-partition x 10-commit table.
+plan (full, one partition, ten partitions, and full with every file's fields then used) of a
+1,000-partition x 10-commit table, cold (the process's caches of what it read emptied first,
+``_common.forget_reads``) and warm (right after a plan of the whole table).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median
+from _common import forget_reads, median
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 PLAN_SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("p", pa.int32())])
@@ -40,10 +42,11 @@ NO_EXPIRY = {
 def load_copy(source: Path, name: str, into: Path) -> Any:
     """Import the package at ``source`` as ``name`` (its own imports renamed)."""
     target = into / name
-    target.mkdir()
-    for path in source.glob("*.py"):
+    for path in source.rglob("*.py"):
         text = path.read_text().replace("paimon_core", name)
-        (target / path.name).write_text(text)
+        out = target / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
     return importlib.import_module(f"{name}.catalog").FileSystemCatalog
 
 
@@ -102,20 +105,30 @@ def ab_plans(catalogs: dict[str, Any], tmp: Path, partitions: int, runs: int) ->
         "full": {},
         "p = 7": {"partition_filter": {"p": 7}},
         "p < 10": {"predicate": [("p", "<", 10)]},
+        "full, every file read": {},  # each file's fields used after the plan (a read)
     }
-    results = {(n, k): [] for n in catalogs for k in kinds}
+    results = {(n, k, c): [] for n in catalogs for k in kinds for c in ("cold", "warm")}
     for i in range(runs):
         for kind, kwargs in kinds.items():
-            for name in list(catalogs) if i % 2 == 0 else list(catalogs)[::-1]:
+            for cache in ("cold", "warm"):
+                for name in list(catalogs) if i % 2 == 0 else list(catalogs)[::-1]:
 
-                def plan(name: str = name, kwargs: dict = kwargs) -> None:
-                    catalogs[name](warehouse).get_table("db.t").new_scan().plan(**kwargs)
+                    def plan(name: str = name, kwargs: dict = kwargs, kind: str = kind) -> None:
+                        table = catalogs[name](warehouse).get_table("db.t")
+                        splits = table.new_scan().plan(**kwargs)
+                        if kind.endswith("read"):
+                            sum(f.row_count + f.schema_id for s in splits for f in s.files)
 
-                results[(name, kind)].append(timed(plan))
+                    if cache == "cold":
+                        forget_reads(name)
+                    else:  # untimed: warm means this process planned the whole table
+                        catalogs[name](warehouse).get_table("db.t").new_scan().plan()
+                    results[(name, kind, cache)].append(timed(plan))
     print(f"plan, {partitions * 10} files, table opened each time, {runs} runs: median ms")
-    for (name, kind), times in results.items():
+    print("  (cold: manifests decoded from the files; warm: this process planned it just before)")
+    for (name, kind, cache), times in results.items():
         walls, cpus = [w for w, _ in times], [c for _, c in times]
-        print(f"  {name} {kind:<7} wall {median(walls):7.1f}  cpu {median(cpus):7.1f}")
+        print(f"  {name} {cache} {kind:<22} wall {median(walls):7.1f}  cpu {median(cpus):7.1f}")
 
 
 def main() -> None:

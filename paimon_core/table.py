@@ -25,6 +25,24 @@ if TYPE_CHECKING:
     from paimon_core.operations.write import TableWrite
 
 
+_SCHEMA_OPTIONS: dict[int, tuple[TableSchema, CoreOptions]] = {}
+_SCHEMA_OPTIONS_MAX = 64
+
+
+def _schema_options(schema: TableSchema) -> CoreOptions:
+    """The ``CoreOptions`` of ``schema`` alone, one object per schema object: the schema
+    manager hands every handle of a table the same parsed schema, so the handles of a
+    user's script share the parsed option values (durations, sizes, stats modes) too."""
+    cached = _SCHEMA_OPTIONS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    options = CoreOptions(schema.options)
+    if len(_SCHEMA_OPTIONS) >= _SCHEMA_OPTIONS_MAX:
+        _SCHEMA_OPTIONS.clear()
+    _SCHEMA_OPTIONS[id(schema)] = (schema, options)  # the schema held: its id stays unique
+    return options
+
+
 @dataclass(eq=False)
 class FileStoreTable:
     """A Paimon table at ``path`` with its latest schema.
@@ -101,6 +119,8 @@ class FileStoreTable:
 
     @cached_property
     def options(self) -> CoreOptions:
+        if not self.dynamic_options:
+            return _schema_options(self.schema)
         return CoreOptions({**self.schema.options, **self.dynamic_options})
 
     @cached_property

@@ -24,6 +24,8 @@ from paimon_core.exceptions import DataFileUnreadable, UnsupportedFeature
 from paimon_core.format import avro_file, orc_file, parquet_file
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
     from paimon_core.format.options import CoreOptions
     from paimon_core.format.types import DataField, DataType
     from paimon_core.io.fileio import FileIO
@@ -116,13 +118,21 @@ def check_fields(write: WriteFormat, fields: Sequence[DataField]) -> None:
 
 
 def write_data_file(
-    file_io: FileIO, path: str, data: pa.Table, fields: Sequence[DataField], write: WriteFormat
+    file_io: FileIO,
+    path: str,
+    data: pa.Table,
+    fields: Sequence[DataField],
+    write: WriteFormat,
+    footers: list[pq.FileMetaData] | None = None,
 ) -> int:
-    """Write ``data`` (the columns of ``fields``, in order) to ``path``; returns its size."""
+    """Write ``data`` (the columns of ``fields``, in order) to ``path``; returns its size.
+    A Parquet file's footer is appended to ``footers``."""
     sink = file_io.open_output(path)
     try:
         if write.name == "orc":
             orc_file.write(sink, data, fields, write.codec, write.orc_dictionary_key_threshold)
+        elif write.name == "parquet":
+            parquet_file.write(sink, data, fields, write.codec, write.zstd_level, footers)
         else:
             FORMATS[write.name].write(sink, data, fields, write.codec, write.zstd_level)
         return sink.tell()

@@ -23,7 +23,7 @@ import os
 import struct
 import threading
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -99,6 +99,94 @@ class DataFileMeta:
     external_path: str | None = None
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
+
+
+_FILE_FIELDS = frozenset(f.name for f in dataclasses.fields(DataFileMeta))
+_LAZY_LOCK = threading.Lock()
+# Where a lazy file keeps its source until decoded: the slot of its last field, shadowed by
+# a property of the lazy class, so that the object has exactly DataFileMeta's layout and
+# can become a plain DataFileMeta by ``__class__`` assignment.
+_SOURCE_SLOT = DataFileMeta.write_cols  # type: ignore[attr-defined]
+
+
+class _LazyDataFileMeta(DataFileMeta):
+    """A ``DataFileMeta`` of a manifest, decoded on first use.
+
+    A plan lists thousands of files and most uses of a file read a few of them, if any
+    (a count, a partition's splits): the manifest reader checks each record and decodes
+    the file name, and leaves the rest (stats, keys, sizes) in the decompressed bytes until
+    another field is read. Then every field is filled at once and the object becomes a
+    plain ``DataFileMeta`` (same layout): equal to, hashed and pickled as one.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for a field not filled yet (or a name that is no field).
+        if name not in _FILE_FIELDS:
+            raise AttributeError(name)
+        _materialize(self)
+        return getattr(self, name)
+
+    @property  # type: ignore[misc]
+    def write_cols(self) -> tuple[str, ...] | None:
+        _materialize(self)
+        return self.write_cols
+
+    def __eq__(self, other: object) -> bool:
+        _materialize(self)
+        return self == other
+
+    def __hash__(self) -> int:
+        _materialize(self)
+        return hash(self)
+
+    def __repr__(self) -> str:
+        _materialize(self)
+        return repr(self)
+
+    def __reduce__(self) -> Any:
+        _materialize(self)
+        return self.__reduce__()
+
+
+class _LazyBatch:
+    """The lazy files one decoder call made, and where each starts in ``buf``: the first
+    use of any of them decodes them all (a file used is seldom used alone: a split is read
+    whole, a plan is pickled whole), in one loop instead of one fault per file."""
+
+    __slots__ = ("buf", "decode_into", "files", "starts")
+
+    def __init__(self, buf: bytes, decode_into: Callable[..., None]) -> None:
+        self.buf = buf
+        self.decode_into = decode_into
+        self.files: list[DataFileMeta] = []
+        self.starts: list[int] = []
+
+
+class _IntoError(Exception):
+    """A lazy record that failed to decode: ``(obj, error)``."""
+
+
+def _materialize(file: DataFileMeta) -> None:
+    """Decode the fields of a lazy file, and of the other files of its batch, into them and
+    make them plain ``DataFileMeta`` objects."""
+    with _LAZY_LOCK:
+        if type(file) is not _LazyDataFileMeta:
+            return  # another thread did it
+        batch: _LazyBatch = _SOURCE_SLOT.__get__(file)
+        try:
+            if len(batch.files) < _GC_PAUSE_RECORDS:
+                batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
+            else:
+                with gc_paused():
+                    batch.decode_into(batch.buf, batch.files, batch.starts, _LazyDataFileMeta)
+        except _IntoError as failed:
+            _, err = failed.args  # that file is as it was: a later use fails the same way
+            if isinstance(err, (LookupError, ValueError, TypeError, struct.error)):
+                raise MetadataFormatError(f"Corrupt manifest entry: {err!r}") from err
+            raise err from None
+        batch.files, batch.starts, batch.buf = [], [], b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +499,13 @@ class _AvroWriter:
         if len(self.block) >= _SYNC_INTERVAL:
             self.flush()
 
+    def add_encoded(self, record: bytes) -> None:
+        """Add one record already encoded (blocks end where ``add`` would end them)."""
+        self.block += record
+        self.block_count += 1
+        if len(self.block) >= _SYNC_INTERVAL:
+            self.flush()
+
     def flush(self) -> None:
         if not self.block_count:
             return
@@ -614,6 +709,25 @@ class AvroArray:
     items: Any = None
 
 
+@dataclass(frozen=True)
+class AvroLazy:
+    """A record only walked (checked) when its container is decoded, and built when first
+    used: ``lazy`` is a subclass of ``record.factory`` that decodes itself on the first
+    access to a field other than ``eager``, a string field decoded straight away; it finds
+    what to decode in its slot ``source``: the ``batch`` of the lazy objects of one
+    decoder call, decoded together.
+
+    Used when the writer's record has the reader's required fields as plain, non-null
+    types (every Paimon version from 0.9, and pypaimon); otherwise ``record`` is decoded
+    eagerly. Every check a full decode makes (structure, UTF-8) is made by the walk."""
+
+    record: AvroRecord
+    lazy: type
+    eager: str
+    source: Any  # the slot descriptor where a lazy object keeps its batch
+    batch: type  # ``batch(buf, decode_into)``, with lists ``files`` and ``starts``
+
+
 _PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
 _KNOWN_KINDS = _PRIMITIVES | {"record", "error", "array", "map", "enum", "fixed"}
 _ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))
@@ -647,6 +761,12 @@ class _Codegen:
 
     def __init__(self, filter_field: str | None = None) -> None:
         self.filter_field = filter_field
+        # While walking a lazy record: strings are decoded (and dropped) to check them.
+        self.check_strings = False
+        # The variable of an object the outermost record is decoded into (``build_into``).
+        self.into: str | None = None
+        # Lines run once per call before the record loop (``build``).
+        self.prologue: list[str] = []
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "zz": _ZZ,
@@ -683,7 +803,12 @@ class _Codegen:
             e(ind + 1, f"{target} = (w >> 1) ^ -(w & 1)")
         e(ind + 1, "p += 2")
         e(ind, "else:")
-        self._varint(target, ind + 1)
+        if target:
+            self._varint(target, ind + 1)
+        else:  # skipped: only where it ends matters (timestamps, sizes: 3 to 10 bytes)
+            e(ind + 1, "p += 3")
+            e(ind + 1, "while buf[p - 1] > 127:")
+            e(ind + 2, "p += 1")
 
     def _varint(self, target: str | None, ind: int) -> None:
         """Inline loop for varints of three or more bytes (timestamps, large sizes)."""
@@ -748,6 +873,11 @@ class _Codegen:
             self.depth -= 1
             return
         kind = schema if isinstance(schema, str) else schema["type"]
+        if isinstance(spec, AvroLazy):
+            if target and self._lazy(schema, spec, target, ind, ns):
+                self.depth -= 1
+                return
+            spec = spec.record
         if kind in ("int", "long"):
             self.long(target, ind)
             if target and spec == "kind":
@@ -757,6 +887,9 @@ class _Codegen:
             if target:
                 decode = ".decode()" if kind == "string" else ""
                 e(ind, f"{target} = buf[p:p + n]{decode}")
+            elif kind == "string" and self.check_strings:
+                e(ind, "if n:")
+                e(ind + 1, "buf[p:p + n].decode()")
             e(ind, "p += n")
         elif kind == "boolean":
             if target:
@@ -863,6 +996,7 @@ class _Codegen:
 
     def record(self, schema: dict, spec: Any, target: str | None, ind: int, ns: str) -> None:
         ns = self.register(schema, ns)
+        into, self.into = self.into, None  # the outermost record only
         e = self.emit
         wanted = {f.name: f for f in spec.fields} if isinstance(spec, AvroRecord) else {}
         got: dict[str, str] = {}
@@ -910,6 +1044,13 @@ class _Codegen:
             e(ind, f"{target} = {new}({self.const(spec.factory)}, ({', '.join(args)},))")
             return
         twin = _mutable_twin(spec.factory, len(args))
+        if into is not None and twin is not None:
+            # Through the slot descriptors: ``into`` stays an instance of a subclass of the
+            # frozen factory while its fields are filled, so another thread reading it sees
+            # set fields, or waits for the rest (``_LazyDataFileMeta``).
+            for name, arg in zip(twin.__slots__, args):
+                e(ind, f"{self.const(getattr(spec.factory, name).__set__)}({into}, {arg})")
+            return
         if twin is None:
             e(ind, f"{target} = {self.const(spec.factory)}({', '.join(args)})")
             return
@@ -919,6 +1060,46 @@ class _Codegen:
         for name, arg in zip(twin.__slots__, args):
             e(ind, f"{target}.{name} = {arg}")
         e(ind, f"{target}.__class__ = {self.const(spec.factory)}")
+
+    def _lazy(self, schema: Any, spec: AvroLazy, target: str, ind: int, ns: str) -> bool:
+        """Emit the walk of a lazy record into ``target``; False (nothing emitted) when the
+        writer's record does not qualify, so that it is decoded eagerly."""
+        record = spec.record
+        if not isinstance(schema, dict) or schema.get("type") not in ("record", "error"):
+            return False
+        types = {f["name"]: self.resolve(f["type"], ns) for f in schema["fields"]}
+        for rf in record.fields:
+            if rf.required and (rf.name not in types or self._nullable(types[rf.name], ns)):
+                return False
+        if types.get(spec.eager) != "string":
+            return False
+        one = _Codegen()
+        one.named = dict(self.named)
+        decode_into = one.build_into(schema, record, ns)
+        inner = self.register(schema, ns)
+        e = self.emit
+        start, eager = self.var("o"), self.var("v")
+        e(ind, f"{start} = p")
+        self.check_strings = True
+        try:
+            for wf in schema["fields"]:
+                keep = eager if wf["name"] == spec.eager else None
+                self.value(wf["type"], None, keep, ind, inner)
+        finally:
+            self.check_strings = False
+        e(ind, f"{target} = {self.const(object.__new__)}({self.const(spec.lazy)})")
+        args = [rf.name for rf in record.fields if rf.arg]
+        attribute = dataclasses.fields(record.factory)[args.index(spec.eager)].name
+        set_eager = self.const(getattr(record.factory, attribute).__set__)
+        e(ind, f"{set_eager}({target}, {eager})")
+        batch = self.var("lb")
+        self.prologue.append(f"{batch} = {self.const(spec.batch)}(buf, {self.const(decode_into)})")
+        self.prologue.append(f"{batch}_file = {batch}.files.append")
+        self.prologue.append(f"{batch}_start = {batch}.starts.append")
+        e(ind, f"{self.const(spec.source.__set__)}({target}, {batch})")
+        e(ind, f"{batch}_file({target})")
+        e(ind, f"{batch}_start({start})")
+        return True
 
     def _skip_unless_kept(self, var: str, rest: list[dict], ind: int, ns: str) -> None:
         """Emit: a record whose ``var`` ``keep`` rejects has its remaining fields skipped."""
@@ -939,6 +1120,31 @@ class _Codegen:
             )
         return schema == "null"
 
+    def build_into(self, schema: Any, spec: AvroRecord, ns: str) -> Callable[..., None]:
+        """``decode(buf, objs, starts, lazy)``: each object of ``objs`` still of class
+        ``lazy`` (a subclass of ``spec.factory`` adding no slots) gets the record ``schema``
+        at its start decoded into its slots as ``spec`` says, then becomes a
+        ``spec.factory``. A record that fails to decode leaves its object untouched and
+        raises ``_IntoError(obj, error)``."""
+        if _mutable_twin(spec.factory, sum(1 for f in spec.fields if f.arg)) is None:
+            raise MetadataFormatError(f"{spec.factory.__name__} cannot be decoded lazily")
+        e = self.emit
+        e(1, "for obj, p in zip(objs, starts):")
+        e(2, "if type(obj) is not lazy:")
+        e(3, "continue")
+        e(2, "try:")
+        self.into = "obj"  # every field is decoded before the first is stored
+        self.value(schema, spec, "r", 3, ns)
+        e(2, "except BaseException as err:")
+        e(3, f"raise {self.const(_IntoError)}(obj, err) from err")
+        # object.__setattr__: a frozen dataclass's own refuses (and fails on subclasses).
+        e(2, f"{self.const(object.__setattr__)}(obj, '__class__', {self.const(spec.factory)})")
+        params = ", ".join(f"{k}={k}" for k in self.consts)
+        source = "\n".join([f"def decode(buf, objs, starts, lazy, {params}):", *self.lines])
+        namespace = dict(self.consts)
+        exec(compile(source, f"<avro decoder: one {spec.what} record>", "exec"), namespace)
+        return namespace["decode"]
+
     def build(self, schema: Any, spec: AvroRecord) -> Callable[..., int]:
         """``decode(buf, p, count, out, keep, seen)``: append the ``count`` records from ``p``
         (those ``keep`` accepts, when filtering; ``seen`` memoises its answers); the end."""
@@ -953,7 +1159,8 @@ class _Codegen:
             e(2, "append(r)")
         e(1, "return p")
         params = ", ".join(["keep=None", "seen=None", *(f"{k}={k}" for k in self.consts)])
-        source = "\n".join([f"def decode(buf, p, count, out, {params}):", *self.lines])
+        prologue = [f"    {line}" for line in self.prologue]
+        source = "\n".join([f"def decode(buf, p, count, out, {params}):", *prologue, *self.lines])
         namespace = dict(self.consts)
         exec(compile(source, f"<avro decoder: {spec.what}>", "exec"), namespace)
         return namespace["decode"]
@@ -1163,18 +1370,32 @@ _FILE_SPEC = AvroRecord(
     ),
     "manifest",
 )
+_ENTRY_FIELDS = (
+    AvroField("_VERSION", required=True, expect=MANIFEST_VERSION, arg=False),
+    AvroField("_KIND", "kind", required=True),
+    AvroField("_PARTITION", required=True),
+    AvroField("_BUCKET", required=True),
+    AvroField("_TOTAL_BUCKETS", required=True),
+)
 MANIFEST_SPEC = AvroRecord(
+    ManifestEntry, (*_ENTRY_FIELDS, AvroField("_FILE", _FILE_SPEC, required=True)), "manifest"
+)
+MANIFEST_SPEC_LAZY = AvroRecord(
     ManifestEntry,
     (
-        AvroField("_VERSION", required=True, expect=MANIFEST_VERSION, arg=False),
-        AvroField("_KIND", "kind", required=True),
-        AvroField("_PARTITION", required=True),
-        AvroField("_BUCKET", required=True),
-        AvroField("_TOTAL_BUCKETS", required=True),
-        AvroField("_FILE", _FILE_SPEC, required=True),
+        *_ENTRY_FIELDS,
+        AvroField(
+            "_FILE",
+            AvroLazy(_FILE_SPEC, _LazyDataFileMeta, "_FILE_NAME", _SOURCE_SLOT, _LazyBatch),
+            required=True,
+        ),
     ),
     "manifest",
 )
+"""``MANIFEST_SPEC`` with each entry's file decoded on first use (``_LazyDataFileMeta``):
+for plans that hand the files on without looking at them. Files used cost about 1.6 times
+their eager decode (walked, then decoded), so whoever uses every field (merges, conflict
+checks, stats filters) decodes eagerly."""
 MANIFEST_LIST_SPEC = AvroRecord(
     ManifestFileMeta,
     (
@@ -1204,11 +1425,12 @@ def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zst
 
 
 def deserialize_manifest(
-    data: bytes, keep: Callable[[bytes], bool] | None = None
+    data: bytes, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
-    only those of the partitions (serialized rows) it accepts."""
-    return decode_avro(data, MANIFEST_SPEC, keep)
+    only those of the partitions (serialized rows) it accepts; ``lazy``: files decoded on
+    first use (``MANIFEST_SPEC_LAZY``)."""
+    return decode_avro(data, MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC, keep)
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
@@ -1300,6 +1522,95 @@ def rolling_names(prefix: str) -> Iterable[str]:
         n += 1
 
 
+@dataclass(frozen=True, slots=True)
+class _CachedManifest:
+    """One manifest file as this process last saw it.
+
+    ``records``: each entry's Avro record bytes, when known (files this process wrote), so
+    that a merge rewriting the entries copies them instead of encoding them again.
+    ``decoded``: the entries were decoded from the file; otherwise they are the objects it
+    was written from, which only a rewrite (``read_for_rewrite``) is given.
+    """
+
+    version: object
+    entries: tuple[ManifestEntry, ...]
+    records: tuple[bytes, ...] | None
+    decoded: bool
+
+
+class _ManifestCache:
+    """Process-wide: decoded manifests by path, at most ``max_entries`` entries in all.
+
+    Manifest files are immutable and their names unique, but each use is still checked
+    against the file's ``FileIO.version`` (one stat): a manifest deleted (expiry) or damaged
+    since is then read again and fails as it would without the cache. File systems without
+    a version token (object stores) are not cached.
+
+    Plans of a fresh table handle (Paimon's manifest cache), and the commit's live-file
+    checks and manifest merges, so read each manifest once per process.
+    """
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self.max_entries = max_entries
+        self._files: OrderedDict[str, _CachedManifest] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        # Manifests read once for some partitions only (not cached): read again, they are.
+        self._asked: OrderedDict[str, object] = OrderedDict()
+
+    def asked_before(self, path: str, version: object) -> bool:
+        """Whether a partial read of this manifest (same version) came before; notes this one."""
+        with self._lock:
+            before = self._asked.get(path) == version
+            self._asked[path] = version
+            self._asked.move_to_end(path)
+            while len(self._asked) > 4096:
+                self._asked.popitem(last=False)
+            return before
+
+    def get(self, path: str, version: object) -> _CachedManifest | None:
+        with self._lock:
+            cached = self._files.get(path)
+            if cached is None:
+                return None
+            if cached.version != version:
+                self._drop(path)
+                return None
+            self._files.move_to_end(path)
+            return cached
+
+    def put(self, path: str, cached: _CachedManifest) -> None:
+        if len(cached.entries) > self.max_entries // 4:
+            return  # one huge manifest would push out everything else
+        with self._lock:
+            self._drop(path)
+            self._files[path] = cached
+            self._size += len(cached.entries)
+            while self._size > self.max_entries:
+                self._drop(next(iter(self._files)))
+
+    def _drop(self, path: str) -> None:
+        old = self._files.pop(path, None)
+        if old is not None:
+            self._size -= len(old.entries)
+
+    def clear(self) -> None:
+        """Forget everything (benchmarks of reads from storage; tests)."""
+        with self._lock:
+            self._files.clear()
+            self._asked.clear()
+            self._size = 0
+
+
+MANIFEST_CACHE = _ManifestCache()
+
+
+def _encoded_entry(entry: ManifestEntry) -> bytes:
+    out = bytearray()
+    _encode_entry(out, entry)
+    return bytes(out)
+
+
 class ManifestFile:
     """Reads and writes ``<table>/manifest/manifest-*`` files."""
 
@@ -1318,27 +1629,79 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return f"{self.dir}/{name}"
 
-    def read(self, name: str, keep: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+    def read(
+        self, name: str, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+    ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
-        (serialized rows) it accepts, the others skipped before they are decoded."""
+        (serialized rows) it accepts.
+
+        A ``keep`` read of a manifest not cached skips the entries of other partitions
+        before decoding them. ``lazy`` (plans): the files of entries decoded from the file
+        are decoded on first use (``MANIFEST_SPEC_LAZY``); and a manifest that plans keep
+        asking for some partitions is decoded whole and cached the second time, so that the
+        plans after find it whatever partitions they ask for.
+        """
+        path = self.path(name)
+        version = self.file_io.version(path)
+        cached = MANIFEST_CACHE.get(path, version) if version is not None else None
+        if cached is None or not cached.decoded:
+            if keep is not None and not (
+                lazy and version is not None and MANIFEST_CACHE.asked_before(path, version)
+            ):
+                return read_avro_file(
+                    self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+                )
+            entries = read_avro_file(
+                self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
+            )
+            if version is None:
+                return entries
+            records = cached.records if cached is not None else None
+            cached = _CachedManifest(version, tuple(entries), records, True)
+            MANIFEST_CACHE.put(path, cached)
         if keep is None:
-            return read_avro_file(self.file_io, self.path(name), deserialize_manifest)
-        return read_avro_file(
-            self.file_io, self.path(name), lambda data: deserialize_manifest(data, keep)
-        )
+            return list(cached.entries)
+        verdicts: dict[bytes, bool] = {}
+        kept = []
+        for e in cached.entries:
+            ok = verdicts.get(e.partition)
+            if ok is None:
+                ok = verdicts[e.partition] = keep(e.partition)
+            if ok:
+                kept.append(e)
+        return kept
+
+    def read_for_rewrite(self, name: str) -> tuple[Sequence[ManifestEntry], Sequence[bytes] | None]:
+        """The entries of manifest ``name`` for a merge that writes them into a new manifest,
+        with their record bytes when known (then ``write`` copies them).
+
+        The entries may be the very objects the file was written from, when this process
+        wrote it: equal to the decoded ones, and only re-encoded.
+        """
+        path = self.path(name)
+        version = self.file_io.version(path)
+        cached = MANIFEST_CACHE.get(path, version) if version is not None else None
+        if cached is not None:
+            return cached.entries, cached.records
+        return self.read(name), None
 
     def write(
-        self, entries: Sequence[ManifestEntry], partition_types: Sequence[DataType]
+        self,
+        entries: Sequence[ManifestEntry],
+        partition_types: Sequence[DataType],
+        records: Sequence[bytes | None] | None = None,
     ) -> list[ManifestFileMeta]:
         """Write ``entries`` to new manifests, rolling at the target size; their list records.
 
-        As Java, the size is looked at every 1000 entries. Files already written are removed
-        again when a later one fails.
+        ``records``: for each entry, its Avro record bytes when already known (None: encode
+        it), as ``read_for_rewrite`` gives them. As Java, the size is looked at every 1000
+        entries. Files already written are removed again when a later one fails.
         """
         schema = MANIFEST_SCHEMA.encode()
         names = rolling_names(MANIFEST_PREFIX)
         metas: list[ManifestFileMeta] = []
         written: list[str] = []
+        encoded: list[bytes] = []
         start = 0
         writer = _AvroWriter(schema, self.codec)
 
@@ -1346,12 +1709,26 @@ class ManifestFile:
             name = next(names)
             written.append(name)
             data = writer.finish()
-            self.file_io.write_bytes(self.path(name), data)
-            metas.append(manifest_file_meta(name, len(data), entries[start:end], partition_types))
+            path = self.path(name)
+            self.file_io.write_bytes(path, data)
+            chunk = entries[start:end]
+            metas.append(manifest_file_meta(name, len(data), chunk, partition_types))
+            try:
+                version = self.file_io.version(path)
+            except OSError:
+                version = None  # not cached; the commit's own checks decide
+            if version is not None:
+                cached = _CachedManifest(version, tuple(chunk), tuple(encoded), False)
+                MANIFEST_CACHE.put(path, cached)
+            encoded.clear()
 
         try:
             for i, entry in enumerate(entries):
-                writer.add(_encode_entry, entry)
+                record = records[i] if records is not None else None
+                if record is None:
+                    record = _encoded_entry(entry)
+                encoded.append(record)
+                writer.add_encoded(record)
                 if (i + 1 - start) % _ROLLING_CHECK_RECORDS == 0 and (
                     writer.size >= self.target_file_size
                 ):

@@ -59,14 +59,21 @@ def _has_nanos(t: DataType) -> bool:
 
 
 def write(
-    sink: pa.NativeFile, data: pa.Table, fields: Sequence[DataField], compression: str, level: int
+    sink: pa.NativeFile,
+    data: pa.Table,
+    fields: Sequence[DataField],
+    compression: str,
+    level: int,
+    footers: list[pq.FileMetaData] | None = None,
 ) -> None:
-    """``data`` (already in the file's Arrow schema, field ids included) as one Parquet file."""
+    """``data`` (already in the file's Arrow schema, field ids included) as one Parquet file;
+    its footer is appended to ``footers``, whose column statistics the writer reuses."""
     pq.write_table(
         data,
         sink,
         compression=compression,
         compression_level=level if compression == "zstd" else None,
+        metadata_collector=footers,
         **_OPTIONS,
     )
 

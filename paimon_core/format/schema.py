@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -884,6 +885,43 @@ def _update_nullability(
 # -------------------------------------------------------------------------------- manager
 
 
+class _ParsedSchemas:
+    """Process-wide: the schemas parsed from ``schema-N`` files, by path, with the file's
+    ``FileIO.version`` and bytes when read.
+
+    Every table handle of a user's script opens the latest schema anew; parsing its JSON costs
+    more than checking that the file is still the one parsed. A hit needs the same version
+    token (inode, nanosecond mtime and size on a local disk) or, where the file system has
+    none, the same bytes: a schema file deleted and published again under its id (a rollback
+    elsewhere) is then parsed again, never served stale. Hits are the same object, so caches
+    keyed by a schema (the writer's Arrow schema, ...) carry over between handles.
+    """
+
+    MAX = 256
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, tuple[object | None, bytes, TableSchema]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> tuple[object | None, bytes, TableSchema] | None:
+        with self._lock:
+            return self._entries.get(path)
+
+    def put(self, path: str, version: object | None, data: bytes, schema: TableSchema) -> None:
+        with self._lock:
+            self._entries[path] = (version, data, schema)
+            self._entries.move_to_end(path)
+            while len(self._entries) > self.MAX:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+PARSED_SCHEMAS = _ParsedSchemas()
+
+
 class SchemaManager:
     """Lists, reads and publishes the ``schema/schema-N`` files of one table (or branch root)."""
 
@@ -921,11 +959,22 @@ class SchemaManager:
         cached = self._cache.get(schema_id)
         if cached is not None:
             return cached
+        path = self.schema_path(schema_id)
+        parsed = PARSED_SCHEMAS.get(path)
         try:
-            text = self.file_io.read_bytes(self.schema_path(schema_id))
+            # Versioned before reading: a file replaced in between is then only read again.
+            version = self.file_io.version(path)
+            if parsed is not None and version is not None and parsed[0] == version:
+                schema = parsed[2]
+            else:
+                text = self.file_io.read_bytes(path)
+                if parsed is not None and parsed[1] == text:
+                    schema = parsed[2]
+                else:
+                    schema = schema_from_json(text)
+                PARSED_SCHEMAS.put(path, version, text, schema)
         except FileNotFoundError:
             raise SchemaError(f"Schema {schema_id} does not exist in {self.schema_dir}") from None
-        schema = schema_from_json(text)
         with self._cache_lock:
             self._cache[schema_id] = schema
         return schema

@@ -154,8 +154,30 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def snapshot_to_json(snapshot: Snapshot) -> str:
-    """Jackson's pretty form: ``{\\n  "version" : 3,\\n  "id" : 1, ...}`` (no final newline)."""
-    return jackson_json(snapshot_to_dict(snapshot))
+    """Jackson's pretty form: ``{\\n  "version" : 3,\\n  "id" : 1, ...}`` (no final newline).
+
+    Written field by field (every commit writes one): the same text as
+    ``jackson_json(snapshot_to_dict(snapshot))``."""
+    lines = []
+    for attr, key in _FIELDS:
+        value = getattr(snapshot, attr)
+        if value is None:
+            if key in ALWAYS_WRITTEN:
+                lines.append(f'  "{key}" : null')
+            continue
+        kind = type(value)
+        if kind is int:
+            text = str(value)
+        elif kind is str:
+            text = _json_string(value)
+        elif attr == "commit_kind":
+            text = f'"{value.value}"'
+        elif attr == "log_offsets":
+            text = jackson_json({str(k): v for k, v in value.items()}, "  ")
+        else:
+            text = jackson_json(value, "  ")
+        lines.append(f'  "{key}" : {text}')
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 _COMMIT_KINDS = {kind.value: kind for kind in CommitKind}
@@ -326,6 +348,38 @@ def jackson_json(value: Any, indent: str = "") -> str:
     raise TypeError(f"Cannot render {type(value).__name__} as JSON")
 
 
+class _ParsedFiles:
+    """Process-wide: the last parse of each snapshot file (by path) with the bytes it came
+    from. A manager that reads bytes it has not parsed itself (every commit of a freshly
+    opened table reads the latest snapshot afresh) reuses the parse when the bytes are the
+    same; the read is never skipped, so nothing here can serve a changed file."""
+
+    MAX = 4096
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, tuple[bytes, Snapshot]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str, data: bytes) -> Snapshot | None:
+        with self._lock:
+            hit = self._entries.get(path)
+        return hit[1] if hit is not None and hit[0] == data else None
+
+    def put(self, path: str, data: bytes, snapshot: Snapshot) -> None:
+        with self._lock:
+            self._entries[path] = (data, snapshot)
+            self._entries.move_to_end(path)
+            while len(self._entries) > self.MAX:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+PARSED_SNAPSHOTS = _ParsedFiles()
+
+
 class SnapshotManager:
     """Finds, reads and publishes the snapshots of one table (or branch).
 
@@ -397,6 +451,9 @@ class SnapshotManager:
 
     def _parse(self, path: str, snapshot_id: int, data: bytes) -> Snapshot:
         """The snapshot in ``data``, checked to be snapshot ``snapshot_id`` of a table."""
+        parsed = PARSED_SNAPSHOTS.get(path, data)
+        if parsed is not None:
+            return parsed
         try:
             snapshot = snapshot_from_json(data)
             if snapshot.snapshot_id != snapshot_id:
@@ -404,6 +461,7 @@ class SnapshotManager:
             require_manifest_lists(snapshot)
         except CorruptMetadata as err:
             raise corrupt_file(self.WHAT, path, err) from None
+        PARSED_SNAPSHOTS.put(path, data, snapshot)
         return snapshot
 
     def _hit(self, snapshot_id: int, snapshot: Snapshot) -> Snapshot:
@@ -506,12 +564,18 @@ class SnapshotManager:
                 return snapshot
         raise SnapshotNotFound(f"{self.WHAT} files under {self.snapshot_dir} keep disappearing")
 
-    def latest_snapshot(self, *, fresh: bool = False) -> Snapshot | None:
+    def latest_snapshot(self, *, fresh: bool = False, known: int | None = None) -> Snapshot | None:
         """The newest snapshot; ``fresh`` (what a commit builds on) reads it from storage.
 
         The snapshot ``LATEST`` names is read straight away (its existence check is the read
         itself); only when the hint is stale, or that file has vanished, are ids listed.
+        ``known``: an id the caller saw as the latest (the snapshot this process committed
+        last), tried first and trusted exactly as ``LATEST`` is, which saves reading it.
         """
+        if known is not None and known > 0 and not self.snapshot_exists(known + 1):
+            snapshot = self.try_snapshot(known, fresh=fresh)
+            if snapshot is not None:
+                return snapshot
         hint = self._read_hint(self.latest_hint_path)
         if hint is not None and hint > 0 and not self.snapshot_exists(hint + 1):
             snapshot = self.try_snapshot(hint, fresh=fresh)
@@ -576,6 +640,7 @@ class SnapshotManager:
             pass
         else:
             self._remember(snapshot.snapshot_id, snapshot, version, data)
+            PARSED_SNAPSHOTS.put(path, data, snapshot)
         try:
             self.write_latest_hint(snapshot.snapshot_id)
         except OSError as err:

@@ -17,10 +17,12 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import deserialize_row, serialize_row
@@ -131,8 +133,74 @@ def _supports_min_max(arrow_type: pa.DataType) -> bool:
     return not (pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns")
 
 
+def _footer_ordered(arrow_type: pa.DataType) -> bool:
+    """Types whose Parquet footer min/max are exactly Arrow's ``min_max`` as Python values:
+    integers, booleans, dates, and strings (both order UTF-8 bytes unsigned)."""
+    return (
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_boolean(arrow_type)
+        or pa.types.is_date32(arrow_type)
+        or pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+    )
+
+
+@lru_cache(maxsize=1024)
+def _type_kind(arrow_type: pa.DataType) -> tuple[bool, bool, bool]:
+    """(has min/max, floating point, footer bounds usable) of a column type: asked for every
+    column of every file."""
+    return _supports_min_max(arrow_type), is_floating(arrow_type), _footer_ordered(arrow_type)
+
+
+class FooterStats:
+    """The min/max the Parquet writer put in the footer of the file just written, by
+    top-level column: they cost nothing more to get, where a compute kernel per column is
+    a good part of a small file's write."""
+
+    def __init__(self, footer: pq.FileMetaData) -> None:
+        self.footer = footer
+        self.columns: dict[str, int] = {}
+        seen: set[str] = set()
+        schema = footer.schema
+        for j in range(footer.num_columns):
+            column = schema.column(j)
+            path = column.path
+            if path in seen:
+                self.columns.pop(path, None)  # ambiguous ("a.b" and a.b): not used
+            elif column.max_repetition_level == 0:
+                self.columns[path] = j
+            seen.add(path)
+
+    def bounds(self, name: str) -> tuple[Any, Any] | None:
+        """(min, max) of the non-null values of column ``name``; None when the footer does
+        not have them all (no such column, statistics left out)."""
+        j = self.columns.get(name)
+        if j is None:
+            return None
+        low = high = None
+        footer = self.footer
+        for g in range(footer.num_row_groups):
+            group = footer.row_group(g)
+            stats = group.column(j).statistics
+            if stats is None:
+                return None
+            if not stats.has_min_max:
+                if stats.has_null_count and stats.null_count == group.num_rows:
+                    continue  # only nulls here
+                return None
+            if low is None or stats.min < low:
+                low = stats.min
+            if high is None or stats.max > high:
+                high = stats.max
+        return None if low is None else (low, high)
+
+
 def column_stats(
-    column: pa.Array | pa.ChunkedArray, mode: StatsMode, file_format: str = "parquet"
+    column: pa.Array | pa.ChunkedArray,
+    mode: StatsMode,
+    file_format: str = "parquet",
+    footer: FooterStats | None = None,
+    name: str = "",
 ) -> ColumnStats:
     """Stats of one column under ``mode``, as Java gets them for a file of ``file_format``.
 
@@ -145,11 +213,16 @@ def column_stats(
 
     Nanosecond timestamps get no min/max in any format: Python values drop the nanos, and a
     max below the real max would prune wrongly.
+
+    ``footer``: the footer of the Parquet file ``column`` (named ``name`` there) was just
+    written to, whose bounds are used for the types where they are exactly the kernel's:
+    they cost nothing more to get, where a kernel per column is a good part of a small write.
     """
     if mode.kind == "none":
         return NONE_STATS
     nulls = column.null_count
-    if mode.kind == "counts" or not _supports_min_max(column.type):
+    supported, floating, footer_ordered = _type_kind(column.type)
+    if mode.kind == "counts" or not supported:
         return ColumnStats(None, None, nulls)
     if nulls == len(column):
         return ColumnStats(None, None, nulls)
@@ -157,11 +230,14 @@ def column_stats(
         return _collected_stats(column, mode, nulls)
     if file_format == "orc" and _is_binary(column.type):
         return ColumnStats(None, None, nulls)  # OrcSimpleStatsExtractor: no binary bounds
-    floating = is_floating(column.type)
-    if floating and pc.any(pc.is_nan(column)).as_py():
-        return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN-ordered bounds
-    bounds = pc.min_max(column)
-    low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
+    written = footer.bounds(name) if footer is not None and footer_ordered else None
+    if written is not None:
+        low, high = written
+    else:
+        if floating and pc.any(pc.is_nan(column)).as_py():
+            return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN bounds
+        bounds = pc.min_max(column)
+        low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
     if low is None or high is None:
         return ColumnStats(None, None, nulls)
     if floating:
@@ -236,9 +312,11 @@ def collect_stats(
     fields: Sequence[DataField],
     modes: Sequence[StatsMode],
     file_format: str = "parquet",
+    footer: FooterStats | None = None,
 ) -> list[ColumnStats]:
     """Stats of the columns named by ``fields`` in ``data``, one mode per field, as Java has
-    them for a file of ``file_format``.
+    them for a file of ``file_format``; ``footer``: of the Parquet file ``data`` was written
+    to, where the columns have the same names.
 
     ORC CHAR columns read back right-trimmed (Java's ORC reader trims the padding), while
     Java's ORC statistics cover the padded values: the min is taken over the trimmed values,
@@ -246,7 +324,7 @@ def collect_stats(
     out = []
     for f, mode in zip(fields, modes):
         column = data.column(f.name)
-        stats = column_stats(column, mode, file_format)
+        stats = column_stats(column, mode, file_format, footer, f.name)
         if file_format == "orc" and f.type.root == "CHAR" and stats.min is not None:
             trimmed = column_stats(pc.utf8_rtrim(column, characters=" "), mode, file_format)
             stats = ColumnStats(trimmed.min, stats.max, stats.null_count)

@@ -189,6 +189,51 @@ class FileIO(ABC):
         """``path`` as the file system returned by ``arrow_fs`` names it."""
 
 
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+# renameat2 reports these when the kernel or the file system cannot refuse to replace.
+_NO_NOREPLACE_ERRNOS = frozenset(
+    e for e in (errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", None)) if e is not None
+)
+_renameat2: object | None = None  # None: not looked up yet; False: unavailable
+
+
+def _rename_noreplace(src: str, dst: str) -> bool:
+    """Rename ``src`` to ``dst`` unless ``dst`` exists (``FileExistsError``); False when this
+    system cannot (no ``renameat2``, or a file system without ``RENAME_NOREPLACE``), then
+    nothing was done."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            function = ctypes.CDLL(None, use_errno=True).renameat2
+            function.argtypes = (
+                ctypes.c_int,
+                ctypes.c_char_p,
+                ctypes.c_int,
+                ctypes.c_char_p,
+                ctypes.c_uint,
+            )
+            function.restype = ctypes.c_int
+            _renameat2 = function
+        except (ImportError, OSError, AttributeError):
+            _renameat2 = False
+    if _renameat2 is False:
+        return False
+    import ctypes
+
+    rename = _renameat2
+    if rename(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:  # type: ignore[operator]
+        return True
+    err = ctypes.get_errno()
+    if err in _NO_NOREPLACE_ERRNOS:
+        return False
+    if err == errno.EEXIST:
+        raise FileExistsError(err, os.strerror(err), dst)
+    raise OSError(err, os.strerror(err), dst)
+
+
 def _local(path: str) -> str:
     if path.startswith("file:"):
         rest = path[5:]
@@ -264,9 +309,10 @@ class LocalFileIO(FileIO):
         directory, name = os.path.split(local)
         tmp = os.path.join(directory, temp_name(name))
         self._write_file(tmp, data, _CREATE_FLAGS)
+        moved = False
         try:
             try:
-                self._link(tmp, local)
+                moved = bool(self._link(tmp, local))
             except FileExistsError:
                 return False
             except OSError as err:
@@ -279,14 +325,24 @@ class LocalFileIO(FileIO):
                     return False
             return True
         finally:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
+            if not moved:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
 
-    def _link(self, src: str, dst: str) -> None:
-        """The publish step: atomic, and fails with ``FileExistsError`` instead of replacing."""
+    def _link(self, src: str, dst: str) -> bool | None:
+        """The publish step: atomic, and fails with ``FileExistsError`` instead of replacing.
+
+        A rename that refuses to replace (Linux ``renameat2`` with ``RENAME_NOREPLACE``)
+        where the file system has one: one directory change instead of a hard link and the
+        temp file's removal. True when ``src`` was moved (nothing left to remove); else a
+        hard link is made.
+        """
+        if _rename_noreplace(src, dst):
+            return True
         os.link(src, dst)
+        return False
 
     def overwrite_atomic(self, path: str, data: bytes) -> None:
         """A hidden temp file renamed over ``path``; a hint-sized ``data`` that covers every

@@ -67,6 +67,12 @@ class _Published:
         self._entries: OrderedDict[str, tuple[Snapshot, list[ManifestFileMeta]]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def latest_id(self, path: str) -> int | None:
+        """The id of the snapshot last published here for ``path`` (None: none)."""
+        with self._lock:
+            cached = self._entries.get(path)
+        return cached[0].snapshot_id if cached is not None else None
+
     def get(self, path: str, latest: Snapshot) -> list[ManifestFileMeta] | None:
         with self._lock:
             cached = self._entries.get(path)
@@ -409,7 +415,9 @@ class FileStoreCommit:
         max_retries = options.commit_max_retries
         wait_ms = 10.0
         for attempt in range(max_retries + 1):
-            latest = self.table.snapshot_manager.latest_snapshot(fresh=True)
+            latest = self.table.snapshot_manager.latest_snapshot(
+                fresh=True, known=PUBLISHED.latest_id(self.table.path)
+            )
             live = checkout(self.table, latest)
             try:
                 changes = compute(latest, live)

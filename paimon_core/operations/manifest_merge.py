@@ -84,23 +84,39 @@ class ManifestMerger:
         self.merge_min_count = merge_min_count
         self.full_compaction_threshold = full_compaction_threshold
         self.written: list[str] = [] if written is None else written
+        # id(entry) -> its Avro record, for entries read from manifests this process wrote;
+        # ``_keep_alive`` holds those entries so that no id is reused meanwhile.
+        self._records: dict[int, bytes] = {}
+        self._keep_alive: list[Sequence[ManifestEntry]] = []
 
     def merge(self, metas: Sequence[ManifestFileMeta]) -> list[ManifestFileMeta]:
-        full = self._try_full_compaction(metas)
-        if full is not None:
-            return full
-        return self._minor_compaction(metas)
+        try:
+            full = self._try_full_compaction(metas)
+            if full is not None:
+                return full
+            return self._minor_compaction(metas)
+        finally:
+            self._records.clear()
+            self._keep_alive.clear()
 
     def _write(self, entries: list[ManifestEntry]) -> list[ManifestFileMeta]:
         if not entries:
             return []
-        out = self.manifest_file.write(entries, self.partition_types)
+        records = self._records
+        known = [records.get(id(e)) for e in entries] if records else None
+        out = self.manifest_file.write(entries, self.partition_types, known)
         self.written.extend(m.file_name for m in out)
         return out
 
     def _read(self, metas: Iterable[ManifestFileMeta]) -> Iterable[ManifestEntry]:
+        """The entries of ``metas``; the record bytes of those this process wrote are noted
+        (by entry, alive while merging), so that rewriting them copies the bytes."""
         for meta in metas:
-            yield from self.manifest_file.read(meta.file_name)
+            entries, records = self.manifest_file.read_for_rewrite(meta.file_name)
+            if records is not None:
+                self._records.update(zip(map(id, entries), records))
+                self._keep_alive.append(entries)
+            yield from entries
 
     def _try_full_compaction(self, metas: Sequence[ManifestFileMeta]) -> list | None:
         i = 0

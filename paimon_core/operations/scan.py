@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.binary_row import row_codec
 from paimon_core.format.deletion_vectors import DeletionFile
 from paimon_core.format.manifest import (
     DataFileMeta,
@@ -242,6 +243,7 @@ class TableScan:
         schema = table.schema
         self.partition_keys: list[str] = list(schema.partition_keys)
         self.partition_types = [f.type for f in schema.partition_fields]
+        self._partition_codec = row_codec(self.partition_types)
         self._partitions: dict[bytes, tuple] = {}
         self._schemas: dict[int, TableSchema] = {schema.schema_id: schema}
         self._layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
@@ -252,7 +254,7 @@ class TableScan:
         """The decoded partition row (cached: many files share few partitions)."""
         values = self._partitions.get(partition)
         if values is None:
-            values = tuple(deserialize_row(partition, self.partition_types))
+            values = tuple(self._partition_codec.deserialize(partition))
             self._partitions[partition] = values
         return values
 
@@ -275,6 +277,7 @@ class TableScan:
         *,
         predicate: Sequence[Predicate] | None = None,
         partitions: Collection[bytes] | None = None,
+        lazy_files: bool = False,
     ) -> list[ManifestEntry]:
         """The live (ADD, not deleted) entries of ``snapshot``, partition-pruned.
 
@@ -283,6 +286,9 @@ class TableScan:
             partition_filter: partition column -> value (None selects the null partition).
             predicate: conjunctive predicates; those on partition columns prune here.
             partitions: keep only these serialized partition rows.
+            lazy_files: for a caller that does not look at the files: when no manifest
+                deletes a file (nothing to fold by file), their fields are decoded on first
+                use only.
         """
         part_preds = self._partition_predicates(partition_filter, predicate)
         metas = self.read_manifest_metas(
@@ -292,8 +298,11 @@ class TableScan:
             metas = [m for m in metas if self._manifest_may_match(m, part_preds)]
         keep = self._partition_keeper(part_preds, partitions)
         read = self.table.manifest_file.read
-        chunks = [read(m.file_name, keep) for m in metas]
-        if any(m.num_deleted_files for m in metas):
+        deletes = any(m.num_deleted_files for m in metas)
+        lazy = lazy_files and not deletes
+        chunks = [read(m.file_name, keep, lazy=lazy) for m in metas]
+        add = FileKind.ADD
+        if deletes:
             folded: dict[tuple, ManifestEntry] = {}
             for chunk in chunks:
                 for entry in chunk:
@@ -302,9 +311,9 @@ class TableScan:
                         folded[key] = entry
                     elif folded.pop(key, None) is None:
                         folded[key] = entry
-            live = [e for e in folded.values() if e.kind == FileKind.ADD]
+            live = [e for e in folded.values() if e.kind == add]
         else:
-            live = [e for chunk in chunks for e in chunk if e.kind == FileKind.ADD]
+            live = [e for chunk in chunks for e in chunk if e.kind == add]
         if partitions is not None:
             wanted = partitions if isinstance(partitions, (set, frozenset)) else set(partitions)
             live = [e for e in live if e.partition in wanted]
@@ -475,7 +484,6 @@ class TableScan:
         # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
         # it would trace every entry built so far (they hold no cycles) again and again.
         with gc_paused():
-            entries = self.read_entries(snapshot, partition_filter, predicate=predicate)
             keep = self._file_filter(predicate) if predicate else None
             # Java's batchScanSkipLevel0: first-row tables and primary-key tables with
             # deletion vectors are compacted (with lookup) after every commit, and their
@@ -484,21 +492,24 @@ class TableScan:
             skip_level0 = self.table.is_primary_key_table and (
                 options.merge_engine == "first-row" or options.deletion_vectors_enabled
             )
-            groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            entries = self.read_entries(
+                snapshot,
+                partition_filter,
+                predicate=predicate,
+                lazy_files=keep is None and not skip_level0,
+            )
+            if keep is not None:
+                entries = [e for e in entries if keep(e.file)]
+            if skip_level0:
+                entries = [e for e in entries if e.file.level != 0]
+            groups: defaultdict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
             for e in entries:
-                if keep is not None and not keep(e.file):
-                    continue
-                if skip_level0 and e.file.level == 0:
-                    continue
-                files = groups.get((e.partition, e.bucket))
-                if files is None:
-                    groups[(e.partition, e.bucket)] = [e.file]
-                else:
-                    files.append(e.file)
+                groups[e.partition, e.bucket].append(e.file)
             sid = snapshot.snapshot_id
+            values = self.partition_values
             splits = [
-                Split(part, self.partition_values(part), bucket, tuple(files), sid)
-                for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])
+                Split(part, values(part), bucket, tuple(files), sid)
+                for (part, bucket), files in sorted(groups.items())  # keys are unique
             ]
         if self.table.options.deletion_vectors_enabled and splits:
             splits = self._with_deletion_files(snapshot, splits)

@@ -14,6 +14,7 @@ import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
@@ -23,10 +24,17 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.commit_message import CommitMessage
-from paimon_core.format.data_files import check_fields, write_data_file, write_format
+from paimon_core.format.data_files import (
+    WriteFormat,
+    check_fields,
+    write_data_file,
+    write_format,
+)
 from paimon_core.format.default_value import field_defaults
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.format.stats import (
+    FooterStats,
+    StatsMode,
     collect_stats,
     dense_value_stats,
     key_stats_modes,
@@ -48,6 +56,10 @@ from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+    from paimon_core.format.options import CoreOptions
+    from paimon_core.format.schema import TableSchema
     from paimon_core.format.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
 
@@ -88,6 +100,104 @@ def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
     return codes
 
 
+def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
+    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
+    if not schema.primary_keys:
+        return arrow_schema
+    system = []
+    for name in schema.trimmed_primary_keys:
+        f = arrow_schema.field(name)
+        key_id = KEY_FIELD_ID_START + schema.field(name).id
+        system.append(
+            pa.field(f"{KEY_PREFIX}{name}", f.type, False, {PARQUET_FIELD_ID: str(key_id).encode()})
+        )
+    system.append(
+        pa.field(
+            SEQUENCE_NUMBER,
+            pa.int64(),
+            False,
+            {PARQUET_FIELD_ID: str(SEQUENCE_NUMBER_ID).encode()},
+        )
+    )
+    system.append(
+        pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
+    )
+    return pa.schema([*system, *arrow_schema])
+
+
+def _file_fields(schema: TableSchema) -> list[DataField]:
+    """The Paimon fields of a data file, in ``_file_schema``'s order (ORC/Avro types)."""
+    if not schema.primary_keys:
+        return list(schema.fields)
+    keys = [
+        DataField(
+            KEY_FIELD_ID_START + f.id,
+            f"{KEY_PREFIX}{f.name}",
+            dataclasses.replace(f.type, nullable=False),
+        )
+        for f in (schema.field(k) for k in schema.trimmed_primary_keys)
+    ]
+    system = [
+        DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BIGINT(False)),
+        DataField(VALUE_KIND_ID, VALUE_KIND, TINYINT(False)),
+    ]
+    return [*keys, *system, *schema.fields]
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a writer derives from a schema and its options alone."""
+
+    arrow_schema: pa.Schema
+    file_schema: pa.Schema
+    file_fields: list[DataField]
+    format: WriteFormat
+    defaults: dict[str, pa.Scalar]
+    value_modes: list[StatsMode]
+    key_modes: list[StatsMode]
+
+
+_LAYOUTS: dict[tuple[int, int], tuple[TableSchema, CoreOptions, _Layout]] = {}
+_LAYOUTS_MAX = 64
+
+
+def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
+    """The ``_Layout`` of ``schema`` under ``options``, made once per pair of objects: the
+    handles of one table share both (``FileStoreTable.options``), and a user's script opens
+    a writer per commit.
+
+    Raises:
+        UnsupportedFeature: a format, compression or column this writer cannot write.
+    """
+    key = (id(schema), id(options))
+    cached = _LAYOUTS.get(key)
+    if cached is not None and cached[0] is schema and cached[1] is options:
+        return cached[2]
+    fields = list(schema.fields)
+    names = [f.name for f in fields]
+    arrow_schema = to_arrow_schema(fields)
+    primary_key = bool(schema.primary_keys)
+    file_format = write_format(options, primary_key, level=0)
+    check_fields(file_format, fields)
+    layout = _Layout(
+        arrow_schema=arrow_schema,
+        file_schema=_file_schema(schema, arrow_schema),
+        file_fields=_file_fields(schema),
+        format=file_format,
+        defaults=field_defaults(fields),
+        value_modes=value_stats_modes(options, names),
+        key_modes=key_stats_modes(
+            options,
+            list(schema.trimmed_primary_keys) if primary_key else [],
+            file_format.name,
+        ),
+    )
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (schema, options, layout)  # both held: their ids stay unique
+    return layout
+
+
 class TableWrite:
     """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
 
@@ -110,9 +220,10 @@ class TableWrite:
         options = table.options
         self.fields: list[DataField] = list(schema.fields)
         self.names = [f.name for f in self.fields]
-        self.arrow_schema = to_arrow_schema(self.fields)
+        layout = _layout(schema, options)
+        self.arrow_schema = layout.arrow_schema
         # Paimon's DefaultValueRow: a NULL of a column with a default is written as the default.
-        self.defaults = field_defaults(self.fields)
+        self.defaults = layout.defaults
         self.is_pk = bool(schema.primary_keys)
         self.partition_keys = list(schema.partition_keys)
         self.partition_types = [f.type for f in schema.partition_fields]
@@ -131,13 +242,12 @@ class TableWrite:
                 "invisible to Paimon batch reads until compacted)"
             )
         # This writer creates level-0 files only (it never compacts).
-        self.format = write_format(options, self.is_pk, level=0)
-        check_fields(self.format, self.fields)
+        self.format = layout.format
         self._init_buckets()
-        self.file_schema = self._file_schema()
-        self.file_fields = self._file_fields()
-        self.value_modes = value_stats_modes(options, self.names)
-        self.key_modes = key_stats_modes(options, self.key_names, self.format.name)
+        self.file_schema = layout.file_schema
+        self.file_fields = layout.file_fields
+        self.value_modes = layout.value_modes
+        self.key_modes = layout.key_modes
         self.dense_stats = options.stats_dense_store
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
@@ -183,50 +293,6 @@ class TableWrite:
             if unknown:
                 raise InvalidArgument(f"'bucket-key' names unknown columns {unknown}")
         self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
-
-    def _file_schema(self) -> pa.Schema:
-        """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
-        if not self.is_pk:
-            return self.arrow_schema
-        system = []
-        for name in self.key_names:
-            f = self.arrow_schema.field(name)
-            key_id = KEY_FIELD_ID_START + self.table.schema.field(name).id
-            system.append(
-                pa.field(
-                    f"{KEY_PREFIX}{name}", f.type, False, {PARQUET_FIELD_ID: str(key_id).encode()}
-                )
-            )
-        system.append(
-            pa.field(
-                SEQUENCE_NUMBER,
-                pa.int64(),
-                False,
-                {PARQUET_FIELD_ID: str(SEQUENCE_NUMBER_ID).encode()},
-            )
-        )
-        system.append(
-            pa.field(VALUE_KIND, pa.int8(), False, {PARQUET_FIELD_ID: str(VALUE_KIND_ID).encode()})
-        )
-        return pa.schema([*system, *self.arrow_schema])
-
-    def _file_fields(self) -> list[DataField]:
-        """The Paimon fields of a data file, in ``file_schema``'s order (ORC/Avro types)."""
-        if not self.is_pk:
-            return self.fields
-        keys = [
-            DataField(
-                KEY_FIELD_ID_START + f.id,
-                f"{KEY_PREFIX}{f.name}",
-                dataclasses.replace(f.type, nullable=False),
-            )
-            for f in (self.table.schema.field(k) for k in self.key_names)
-        ]
-        system = [
-            DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BIGINT(False)),
-            DataField(VALUE_KIND_ID, VALUE_KIND, TINYINT(False)),
-        ]
-        return [*keys, *system, *self.fields]
 
     # ------------------------------------------------------------------------- input
 
@@ -367,7 +433,14 @@ class TableWrite:
         if not self._pending:
             return
         pending, self._pending, self._pending_bytes = self._pending, [], 0
-        data = pa.concat_tables([t for t, _ in pending])
+        data = pending[0][0] if len(pending) == 1 else pa.concat_tables([t for t, _ in pending])
+        if self.mode == "unaware" and not self.partition_keys:
+            # One partition and one bucket (a user's small append): nothing to group.
+            partition = serialize_row([], [])
+            self._values.setdefault(partition, ())
+            self._restored.add(partition)  # unaware append writers start at sequence 0
+            self._write_bucket(partition, 0, data, None)
+            return
         kinds = None
         if self.is_pk:
             kinds = pa.concat_arrays(
@@ -402,6 +475,9 @@ class TableWrite:
         group = parts * (int(buckets.max()) + 1) + buckets
         order = np.argsort(group, kind="stable")
         bounds = np.flatnonzero(np.diff(group[order])) + 1
+        if not len(bounds):  # one (partition, bucket): the rows as they are
+            self._write_bucket(partitions[int(parts[0])], int(buckets[0]), data, kinds)
+            return
         for rows in np.split(order, bounds):
             first = int(rows[0])
             indices = pa.array(rows)
@@ -470,9 +546,9 @@ class TableWrite:
         start = self._next_seq.get(key, 0)
         n = data.num_rows
         self._next_seq[key] = start + n
-        sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
         if self.is_pk:
             assert kinds is not None
+            sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
             data = self._key_value_rows(data, sequences, kinds)
         for offset, chunk in self._roll(data):
             first_seq = start + offset
@@ -553,11 +629,15 @@ class TableWrite:
         name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
-        size = write_data_file(self.table.file_io, path, data, self.file_fields, self.format)
+        footers: list[pq.FileMetaData] = []  # a Parquet footer, whose column stats are reused
+        size = write_data_file(
+            self.table.file_io, path, data, self.file_fields, self.format, footers
+        )
         n = data.num_rows
         file_format = self.format.name
+        footer = FooterStats(footers[0]) if footers else None
         value_stats, stats_cols = dense_value_stats(
-            collect_stats(data, self.fields, self.value_modes, file_format),
+            collect_stats(data, self.fields, self.value_modes, file_format, footer),
             self.fields,
             self.dense_stats,
         )
@@ -569,7 +649,8 @@ class TableWrite:
             min_key = serialize_row(_row_at(data, self.key_names, 0), self.key_types)
             max_key = serialize_row(_row_at(data, self.key_names, n - 1), self.key_types)
             key_stats = to_simple_stats(
-                collect_stats(data, key_fields, self.key_modes, file_format), self.key_types
+                collect_stats(data, key_fields, self.key_modes, file_format, footer),
+                self.key_types,
             )
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
         else:

@@ -673,3 +673,137 @@ def test_a_filtered_read_builds_only_the_kept_partitions_entries(tmp_path: Path)
     assert sorted(asked) == sorted(rows)  # once per distinct partition
     assert manifests.read(meta.file_name, lambda _: False) == []
     assert manifests.read(meta.file_name) == entries
+
+
+def test_decoded_manifests_are_cached_until_the_file_changes(tmp_path: Path) -> None:
+    """A manifest is decoded once per process; a reader is never handed the objects it was
+    written from, and a file deleted or damaged since fails as without the cache."""
+    from paimon_core.format.manifest import MANIFEST_CACHE
+
+    reads: list[str] = []
+
+    class Counting(LocalFileIO):
+        def read_bytes(self, path: str) -> bytes:
+            reads.append(path)
+            return super().read_bytes(path)
+
+    manifests = ManifestFile(Counting(), str(tmp_path))
+    entries = [_entry(i) for i in range(5)]
+    [meta] = manifests.write(entries, [])
+    first = manifests.read(meta.file_name)
+    assert first == entries and all(a is not b for a, b in zip(first, entries))
+    again = manifests.read(meta.file_name)
+    assert again == first and again[0] is first[0] and len(reads) == 1
+    assert manifests.read(meta.file_name, lambda _: False) == [] and len(reads) == 1
+    rewrite, records = manifests.read_for_rewrite(meta.file_name)
+    assert list(rewrite) == entries and records is not None and len(records) == 5
+    path = tmp_path / "manifest" / meta.file_name
+    path.write_bytes(path.read_bytes()[:-20])  # damaged in place
+    with pytest.raises(MetadataFormatError, match="corrupt"):
+        manifests.read(meta.file_name)
+    os.remove(path)
+    with pytest.raises(FileNotFoundError):
+        manifests.read(meta.file_name)
+    with pytest.raises(FileNotFoundError):
+        manifests.read_for_rewrite(meta.file_name)
+    MANIFEST_CACHE.clear()
+
+
+def test_lazy_files_are_plain_data_file_metas_once_used() -> None:
+    """``lazy=True`` (plans): each entry's file is walked and checked, its fields decoded on
+    first use, for all the files of the read at once; it then is a plain DataFileMeta, and
+    before that equal to, hashed and pickled as one."""
+    import copy
+    import pickle
+
+    extreme = _entry(
+        5,
+        file_size=2**63 - 1,
+        row_count=2**40,
+        min_sequence_number=-(2**63),
+        max_sequence_number=2**63 - 1,
+        creation_time_millis=-(2**62),
+        delete_row_count=2**35,
+        first_row_id=2**50,
+    )  # varints of every length are walked over
+    entries = [FULL, *(_entry(i) for i in range(1, 5)), extreme]
+    data = serialize_manifest(entries)
+    lazy = deserialize_manifest(data, lazy=True)
+    files = [e.file for e in lazy]
+    assert all(type(f) is not DataFileMeta for f in files)
+    assert [f.file_name for f in files] == [e.file.file_name for e in entries]  # read eagerly
+    assert all(type(f) is not DataFileMeta for f in files)
+    assert files[2].row_count == entries[2].file.row_count  # decodes the whole read
+    assert all(type(f) is DataFileMeta for f in files)
+    assert lazy == entries
+    again = deserialize_manifest(data, lazy=True)
+    assert again[0].file == FULL.file and again[1].file.__hash__() == hash(entries[1].file)
+    again = deserialize_manifest(data, lazy=True)
+    assert pickle.loads(pickle.dumps(again[3].file)) == entries[3].file
+    assert type(pickle.loads(pickle.dumps(again[3]))).__name__ == "ManifestEntry"
+    again = deserialize_manifest(data, lazy=True)
+    assert repr(again[4].file) == repr(entries[4].file)
+    assert dataclasses.replace(again[1].file, level=3) == dataclasses.replace(
+        entries[1].file, level=3
+    )
+    assert copy.copy(deserialize_manifest(data, lazy=True)[2].file) == entries[2].file
+    # Older shapes (nullable records) and filtered reads decode as eagerly.
+    java08 = (FIXTURES / "java08-manifest").read_bytes()
+    assert deserialize_manifest(java08, lazy=True) == deserialize_manifest(java08)
+    kept = deserialize_manifest(data, lambda p: True, lazy=True)
+    assert kept == entries
+
+
+def test_lazy_reads_check_every_record_when_read() -> None:
+    """A damaged file record fails the read, not the first use of the file."""
+    data = bytearray(serialize_manifest([_entry(0), _entry(1, file_name="xxxxx")], "null"))
+    at = bytes(data).rindex(b"xxxxx")
+    data[at] = 0xFF  # not UTF-8
+    with pytest.raises(MetadataFormatError):
+        deserialize_manifest(bytes(data), lazy=True)
+    stats_cols = _entry(2, value_stats_cols=("abc",))
+    data = bytearray(serialize_manifest([stats_cols], "null"))
+    at = bytes(data).rindex(b"abc")
+    data[at] = 0xFF
+    with pytest.raises(MetadataFormatError):
+        deserialize_manifest(bytes(data), lazy=True)
+
+
+def test_lazy_files_used_by_many_threads_at_once() -> None:
+    """Threads that use the files of one lazy read together all see every field."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    entries = [_entry(i, file_size=10**6 + i) for i in range(3000)]
+    data = serialize_manifest(entries)
+    expected = [(e.file.file_size, e.file.write_cols, e.file.row_count) for e in entries]
+    for _ in range(3):
+        files = [e.file for e in deserialize_manifest(data, lazy=True)]
+
+        def use(order: int, files: list = files) -> list:
+            picked = files if order % 2 else files[::-1]
+            got = [(f.file_size, f.write_cols, f.row_count) for f in picked]
+            return got if order % 2 else got[::-1]
+
+        with ThreadPoolExecutor(8) as pool:
+            assert all(got == expected for got in pool.map(use, range(8)))
+
+
+def test_plans_of_some_partitions_cache_a_manifest_the_second_time(tmp_path: Path) -> None:
+    """A one-off plan of a few partitions skips the others' entries undecoded; a manifest
+    that plans keep asking for is decoded whole once and then served from the cache."""
+    reads: list[str] = []
+
+    class Counting(LocalFileIO):
+        def read_bytes(self, path: str) -> bytes:
+            reads.append(path)
+            return super().read_bytes(path)
+
+    rows = [serialize_row([p], [INT()]) for p in range(4)]
+    entries = [ManifestEntry(FileKind.ADD, rows[i % 4], 0, 1, _file(i)) for i in range(12)]
+    [meta] = ManifestFile(LocalFileIO(), str(tmp_path)).write(entries, [INT()])
+    manifests = ManifestFile(Counting(), str(tmp_path))
+    wanted = [e for e in entries if e.partition == rows[2]]
+    for expected_reads in (1, 2, 2, 2):
+        assert manifests.read(meta.file_name, rows[2].__eq__, lazy=True) == wanted
+        assert len(reads) == expected_reads
+    assert manifests.read(meta.file_name, lazy=True) == entries and len(reads) == 2

@@ -397,6 +397,23 @@ def test_schemas_are_read_once(tmp_path: Path) -> None:
         manager.schema(5)
 
 
+def test_new_managers_share_parsed_schemas_until_the_file_changes(tmp_path: Path) -> None:
+    """Every table handle opens its schema anew: the parse is shared by the whole process,
+    but a schema file published again under its id (rollback elsewhere) is read again."""
+    SchemaManager(LocalFileIO(), str(tmp_path)).commit(_base())
+    io = _CountingIO()
+    first = SchemaManager(io, str(tmp_path)).latest()
+    again = SchemaManager(io, str(tmp_path)).latest()
+    assert again is first and io.reads == 1
+    path = tmp_path / "schema" / "schema-0"
+    os.remove(path)
+    path.write_text(schema_to_json(replace(_base(), comment="republished")))
+    assert SchemaManager(io, str(tmp_path)).latest().comment == "republished"  # type: ignore[union-attr]
+    path.write_text("{not json")
+    with pytest.raises(SchemaError):
+        SchemaManager(io, str(tmp_path)).latest()
+
+
 def test_commit_changes_options_and_columns(tmp_path: Path) -> None:
     manager = SchemaManager(LocalFileIO(), str(tmp_path))
     with pytest.raises(TableNotExist):

@@ -14,6 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import CorruptMetadata, SnapshotNotFound
@@ -252,6 +254,19 @@ def test_latest_hint_pointing_to_a_deleted_snapshot(tmp_path: Path) -> None:
     os.remove(manager.snapshot_path(5))  # e.g. a rollback that died before its hint write
     assert manager.latest_snapshot_id() == 4
     assert manager.latest_snapshot().snapshot_id == 4  # type: ignore[union-attr]
+
+
+def test_known_latest_is_trusted_as_the_hint_is(tmp_path: Path) -> None:
+    """A committer's own last snapshot id stands in for LATEST: used while no snapshot
+    follows it, passed over when another one does or when it is gone."""
+    manager = _manager(tmp_path)  # snapshots 1..5
+    calls = manager.file_io.calls  # type: ignore[attr-defined]
+    assert manager.latest_snapshot(fresh=True, known=5).snapshot_id == 5  # type: ignore[union-attr]
+    assert calls["read"] == 1  # snapshot-5 only, not LATEST
+    assert manager.latest_snapshot(fresh=True, known=3).snapshot_id == 5  # type: ignore[union-attr]
+    os.remove(manager.snapshot_path(5))  # rolled back elsewhere
+    _hint(manager, "LATEST", "4")
+    assert manager.latest_snapshot(fresh=True, known=5).snapshot_id == 4  # type: ignore[union-attr]
 
 
 def test_earliest_hint(tmp_path: Path) -> None:
@@ -532,3 +547,36 @@ def test_corrupt_changelog_file_names_it(tmp_path: Path) -> None:
     corrupt_file(path, "id-mismatch", CORRUPT_SNAPSHOT_JSON)
     with _raises_naming(path, "Changelog"):
         changelogs.try_snapshot(2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.builds(
+        Snapshot,
+        snapshot_id=st.integers(1, 2**63 - 1),
+        schema_id=st.integers(0, 2**63 - 1),
+        base_manifest_list=st.text(),
+        delta_manifest_list=st.text(),
+        commit_user=st.text(),
+        commit_identifier=st.integers(-(2**63), 2**63 - 1),
+        commit_kind=st.sampled_from(list(CommitKind)),
+        time_millis=st.integers(0, 2**63 - 1),
+        total_record_count=st.integers(-(2**63), 2**63 - 1),
+        delta_record_count=st.integers(-(2**63), 2**63 - 1),
+        index_manifest=st.none() | st.text(),
+        watermark=st.none() | st.integers(-(2**63), 2**63 - 1),
+        statistics=st.none() | st.text(),
+        properties=st.none() | st.dictionaries(st.text(), st.text(), max_size=3),
+        log_offsets=st.none() | st.dictionaries(st.integers(0, 9), st.integers(0, 99), max_size=3),
+        changelog_manifest_list=st.none() | st.text(),
+        changelog_record_count=st.none() | st.integers(0, 10),
+        next_row_id=st.none() | st.integers(0, 10),
+        uuid=st.none() | st.text(),
+    )
+)
+def test_snapshot_json_is_the_generic_jackson_rendering(snapshot: Snapshot) -> None:
+    """The field-by-field writer every commit uses renders what the generic Jackson
+    rendering of the snapshot's JSON object does."""
+    text = snapshot_to_json(snapshot)
+    assert text == jackson_json(snapshot_to_dict(snapshot))
+    assert snapshot_from_json(text) == snapshot

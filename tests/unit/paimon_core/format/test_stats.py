@@ -8,6 +8,8 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.binary_row import serialize_row
@@ -194,3 +196,46 @@ def test_orc_char_bounds_cover_padded_and_trimmed_values() -> None:
     assert (char.min, char.max) == ("ab", "b    ")
     assert (string.min, string.max) == ("ab   ", "b    ")
     assert collect_stats(data, fields, modes)[0].min == "ab   "  # Parquet keeps what it stores
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+            (pa.int8(), st.integers(-128, 127)),
+            (pa.int16(), st.integers(-(2**15), 2**15 - 1)),
+            (pa.bool_(), st.booleans()),
+            (pa.date32(), st.dates()),
+            (pa.string(), st.text()),
+            (pa.large_string(), st.text(alphabet=st.characters(codec="utf-8"))),
+            (pa.float64(), st.floats()),  # not taken from the footer: NaN rules
+        ]
+    ).flatmap(
+        lambda kind: st.tuples(
+            st.just(kind[0]),
+            st.lists(st.none() | kind[1], min_size=1, max_size=40),
+            st.integers(1, 50),
+        )
+    )
+)
+def test_bounds_from_the_parquet_footer_are_the_kernels(case: tuple) -> None:
+    """The writer takes min/max of integer, boolean, date and string columns from the footer
+    of the file it just wrote (any number of row groups): the bounds the kernel computes."""
+    import pyarrow.parquet as pq
+
+    from paimon_core.format.stats import FooterStats
+
+    arrow_type, values, row_group = case
+    table = pa.table({"c": pa.array(values, arrow_type)})
+    written: list = []
+    pq.write_table(
+        table, pa.BufferOutputStream(), row_group_size=row_group, metadata_collector=written
+    )
+    footer = FooterStats(written[0])
+    if not pa.types.is_floating(arrow_type):  # (a float column's NaNs have no footer bounds)
+        assert (footer.bounds("c") is None) == all(v is None for v in values)
+    for mode in (StatsMode("full"), StatsMode("truncate", 3)):
+        assert column_stats(table.column("c"), mode, "parquet", footer, "c") == column_stats(
+            table.column("c"), mode
+        )

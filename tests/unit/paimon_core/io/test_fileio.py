@@ -279,3 +279,18 @@ def test_local_version_changes_on_same_size_rewrite_within_a_second(tmp_path: Pa
     with pytest.raises(FileNotFoundError):
         io.version(str(tmp_path / "missing"))
     assert PyArrowFileIO(str(tmp_path)).version(path) is None  # mtime in seconds: no version
+
+
+def test_publish_leaves_no_temp_and_refuses_to_replace(tmp_path: Path) -> None:
+    """The publish (a rename that refuses to replace where the system has one, else a hard
+    link) leaves exactly the published file, and never replaces one."""
+    io = LocalFileIO()
+    for i in range(3):
+        assert io.write_no_clobber(str(tmp_path / f"snapshot-{i}"), f"s{i}".encode())
+        assert not io.write_no_clobber(str(tmp_path / f"snapshot-{i}"), b"other")
+    assert sorted(os.listdir(tmp_path)) == ["snapshot-0", "snapshot-1", "snapshot-2"]
+    assert [io.read_bytes(str(tmp_path / f"snapshot-{i}")) for i in range(3)] == [
+        b"s0",
+        b"s1",
+        b"s2",
+    ]

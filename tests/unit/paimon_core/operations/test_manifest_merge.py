@@ -152,3 +152,33 @@ def test_duplicate_add_raises(warehouse: str) -> None:
     with pytest.raises(CommitConflict, match="already added"):
         merger.merge([meta, meta])
     assert written == []
+
+
+def test_merges_of_this_process_copy_records_that_encode_the_entries(warehouse: str) -> None:
+    """A merge rewrites the entries of manifests this process wrote by copying their
+    record bytes (``read_for_rewrite``): the merged files are the ones a fresh encoding of
+    the decoded entries gives, from any process's point of view."""
+    from paimon_core.format.manifest import (
+        MANIFEST_CACHE,
+        deserialize_manifest,
+        read_avro_container,
+        serialize_manifest,
+    )
+
+    table = _table(warehouse)
+    merging = table.copy(_options(min_count=3))
+    for k in range(12):  # merges every few commits: merged manifests are merged again
+        _write(merging, [k], "ab"[k % 2])
+    _write(merging, [0], "a", overwrite={"dt": "a"})  # DELETEs of files of merged manifests
+    for k in range(12, 16):
+        _write(merging, [k], "b")
+    metas = _all(table)
+    assert len(metas) < 17 and any(m.num_added_files > 1 for m in metas)
+    for meta in metas:
+        with open(table.manifest_file.path(meta.file_name), "rb") as f:
+            data = f.read()
+        entries = deserialize_manifest(data)
+        assert read_avro_container(data)[1] == read_avro_container(serialize_manifest(entries))[1]
+    MANIFEST_CACHE.clear()
+    assert _keys(table) == [0, 1, 3, 5, 7, 9, 11, 12, 13, 14, 15]
+    assert _keys(FileStoreTable.load(table.path)) == _keys(table)

@@ -76,7 +76,7 @@ def test_partition_filter_reads_only_matching_manifests(warehouse: str, monkeypa
     monkeypatch.setattr(
         table.manifest_file,
         "read",
-        lambda name, keep=None: read.append(name) or original(name, keep),
+        lambda name, keep=None, **kw: read.append(name) or original(name, keep, **kw),
     )
     splits = scan.plan(partition_filter={"dt": "b"})
     assert [s.partition_values for s in splits] == [("b",)]
@@ -100,8 +100,8 @@ def test_entries_of_other_partitions_are_skipped_inside_each_manifest(
     returned: list[list[str]] = []
     original = table.manifest_file.read
 
-    def read(name: str, keep: Any = None) -> list:
-        entries = original(name, keep)
+    def read(name: str, keep: Any = None, **kw: Any) -> list:
+        entries = original(name, keep, **kw)
         returned.append(
             sorted({table.new_scan().partition_values(e.partition)[0] for e in entries})
         )
