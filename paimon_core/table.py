@@ -170,8 +170,10 @@ class FileStoreTable:
     def new_write(self, overwrite: bool = False, **kwargs: Any) -> TableWrite:
         """A writer producing data files and commit messages (runs anywhere: no driver state);
         ``kwargs`` as ``TableWrite``'s (``base_snapshot``, ``on_new_file``)."""
+        from paimon_core.operations.compact import write_compaction
         from paimon_core.operations.write import TableWrite
 
+        kwargs.setdefault("compaction", write_compaction(self))
         return TableWrite(self, overwrite=overwrite, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:

@@ -132,20 +132,47 @@ class FileStoreCommit:
         watermark: int | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> int | None:
-        """Append the messages' files; returns the new snapshot id, None if nothing changed."""
-        entries = tuple(self._entries_of(messages))
-        new_index = tuple(i for m in messages for i in m.new_index_files)
-        deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
-        if not entries and not new_index and not deleted_index:
+        """Append the messages' files; returns the new snapshot id, None if nothing changed.
+
+        Messages carrying a writer's compaction get a COMPACT snapshot right after the data's
+        (``_commit_compactions``), whose id is returned then."""
+        data = [m.data_increment() if m.has_compaction else m for m in messages]
+        entries = tuple(self._entries_of(data))
+        new_index = tuple(i for m in data for i in m.new_index_files)
+        deleted_index = tuple(i for m in data for i in m.deleted_index_files)
+        published = None
+        if entries or new_index or deleted_index:
+            has_delete = any(e.kind == FileKind.DELETE for e in entries)
+            # Deletion-vector changes delete rows: an OVERWRITE commit, as Paimon 1.x does.
+            has_dv = any(i.index_type == DELETION_VECTORS_INDEX for i in new_index + deleted_index)
+            changes = _Changes(entries, new_index, deleted_index)
+            kind = CommitKind.OVERWRITE if has_delete or has_dv else CommitKind.APPEND
+            published = self._commit_with_retry(
+                lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
+            )
+        return self._commit_compactions(messages, commit_identifier) or published
+
+    def _commit_compactions(
+        self, messages: Sequence[CommitMessage], commit_identifier: int
+    ) -> int | None:
+        """Publish the writers' compactions of ``messages`` (after their data was published).
+
+        Raises:
+            CommitConflict: another commit removed a compacted file meanwhile. The data
+                stays committed; the compaction's files are removed, and the message says
+                so (a later write or ``CALL sys.compact`` compacts the bucket again).
+        """
+        compacted = [m.compact_increment() for m in messages if m.has_compaction]
+        if not compacted:
             return None
-        has_delete = any(e.kind == FileKind.DELETE for e in entries)
-        # Deletion-vector changes delete rows: an OVERWRITE commit, as Paimon 1.x upgrades it.
-        has_dv = any(i.index_type == DELETION_VECTORS_INDEX for i in new_index + deleted_index)
-        changes = _Changes(entries, new_index, deleted_index)
-        kind = CommitKind.OVERWRITE if has_delete or has_dv else CommitKind.APPEND
-        return self._commit_with_retry(
-            lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
-        )
+        try:
+            return self.commit_compact(compacted, commit_identifier)
+        except CommitConflict as e:
+            self.abort([_written_only(m) for m in compacted])
+            raise CommitConflict(
+                f"The data was committed, but the writer's compaction lost a race and was "
+                f"dropped (run CALL sys.compact on {self.table.identifier or self.table.path}): {e}"
+            ) from e
 
     def commit_compact(
         self,
@@ -157,9 +184,11 @@ class FileStoreCommit:
         snapshot. A compacted file another commit has already removed is a conflict, as in
         Java, and nothing is published; returns None when nothing changed."""
         entries = tuple(self._entries_of(messages))
-        if not entries:
+        new_index = tuple(i for m in messages for i in m.new_index_files)
+        deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
+        if not entries and not new_index and not deleted_index:
             return None
-        changes = _Changes(entries)
+        changes = _Changes(entries, new_index, deleted_index)
         return self._commit_with_retry(
             lambda _latest, _live: changes, CommitKind.COMPACT, commit_identifier, None, None
         )
@@ -174,9 +203,10 @@ class FileStoreCommit:
     ) -> int | None:
         """Replace data: the whole table, one static ``partition`` spec, or (``dynamic``) the
         partitions the new data falls in; commit kind OVERWRITE."""
-        new_entries = tuple(self._entries_of(messages))
-        new_index = tuple(i for m in messages for i in m.new_index_files)
-        touched = {m.partition for m in messages if m.new_files}
+        data = [m.data_increment() if m.has_compaction else m for m in messages]
+        new_entries = tuple(self._entries_of(data))
+        new_index = tuple(i for m in data for i in m.new_index_files)
+        touched = {m.partition for m in data if m.new_files}
         if dynamic and not touched:
             return None
         spec = dict(partition or {})
@@ -200,9 +230,10 @@ class FileStoreCommit:
             )
             return _Changes(tuple(deletes) + new_entries, new_index, deleted_index)
 
-        return self._commit_with_retry(
+        published = self._commit_with_retry(
             changes, CommitKind.OVERWRITE, commit_identifier, None, properties
         )
+        return self._commit_compactions(messages, commit_identifier) or published
 
     def commit_statistics(self, stats: Statistics) -> int:
         """Write ``stats`` to ``statistics/`` and commit an ANALYZE snapshot naming it
@@ -264,9 +295,12 @@ class FileStoreCommit:
         """Delete the data and index files of messages that will not be committed."""
         io = self.table.file_io
         for m in messages:
-            for f in m.new_files:
+            # A compaction's upgraded file keeps its name: only the files it wrote go.
+            kept = {f.file_name for f in m.compact_before}
+            written = [*m.new_files, *(f for f in m.compact_after if f.file_name not in kept)]
+            for f in written:
                 io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
-            for i in m.new_index_files:
+            for i in (*m.new_index_files, *m.compact_new_index_files):
                 io.delete(f"{self.table.path}/index/{i.file_name}")
 
     # ------------------------------------------------------------------------ internals
@@ -605,6 +639,19 @@ class FileStoreCommit:
         whoever opened the committer: the lifecycle layer sits above this one."""
         for hook in self._post_commit:
             hook(self.table, snapshot)
+
+
+def _written_only(message: CommitMessage) -> CommitMessage:
+    """The files of a compaction message that it wrote (not its inputs, nor an upgraded
+    input, which keeps its name)."""
+    inputs = {f.file_name for f in message.deleted_files}
+    return CommitMessage(
+        message.partition,
+        message.bucket,
+        message.total_buckets,
+        new_files=tuple(f for f in message.new_files if f.file_name not in inputs),
+        new_index_files=message.new_index_files,
+    )
 
 
 def _as_delete(entry: ManifestEntry) -> ManifestEntry:

@@ -16,13 +16,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.operations.commit import FileStoreCommit
-from paimon_core.operations.merge.base import drop_retractions
-from paimon_core.operations.read import TableRead
+from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
+from paimon_core.operations.merge.base import ADD_KINDS, drop_retractions
+from paimon_core.operations.read import ROW_POSITION, VALUE_KIND, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.write import TableWrite
 
@@ -113,11 +116,22 @@ class UniversalCompaction:
             return None
         return self._pick_for_size_ratio(max_level, runs, 1)
 
+    def force_pick_l0(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        """Java's ``forcePickL0``: every level-0 run (and what the size ratio adds)."""
+        count = 0
+        for run in runs:
+            if run.level > 0:
+                break
+            count += 1
+        if count == 0:
+            return None
+        return self._pick_for_size_ratio(num_levels - 1, runs, count, force=True)
+
     def _pick_for_size_ratio(
-        self, max_level: int, runs: Sequence[LevelSortedRun], count: int
+        self, max_level: int, runs: Sequence[LevelSortedRun], count: int, force: bool = False
     ) -> CompactUnit | None:
         size = sum(r.total_size for r in runs[:count])
-        triggered = count > 1
+        triggered = force or count > 1
         for nxt in runs[count:]:
             if size * (100.0 + self.size_ratio) / 100.0 < nxt.total_size:
                 if not triggered or nxt.level > 1:
@@ -199,6 +213,7 @@ class CompactOptions:
     target_file_size: int
     compaction_file_size: int
     min_file_num: int
+    lookup: bool = False
 
     @classmethod
     def of(cls, table: FileStoreTable, full: bool) -> CompactOptions:
@@ -220,18 +235,34 @@ class CompactOptions:
             target_file_size=target,
             compaction_file_size=int(target * ratio),
             min_file_num=options.get_int("compaction.min.file-num", 5) or 5,
+            lookup=needs_lookup(table),
         )
+
+
+def needs_lookup(table: FileStoreTable) -> bool:
+    """Java's ``CoreOptions.needLookup`` for the features this implementation has: tables
+    whose level-0 files batch reads skip (first-row, deletion vectors), so that every write
+    compacts its level-0 files up (``ForceUpLevel0Compaction``) looking the keys up in the
+    levels below the output."""
+    options = table.options
+    return table.is_primary_key_table and (
+        options.merge_engine == "first-row"
+        or options.deletion_vectors_enabled
+        or options.changelog_producer == "lookup"
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class CompactTask:
-    """One bucket to compact: its live files in the planned snapshot (picklable)."""
+    """One bucket to compact: its live files in the planned snapshot (picklable);
+    ``snapshot_id``: the snapshot its deletion vectors are restored from."""
 
     partition: bytes
     partition_values: tuple
     bucket: int
     total_buckets: int
     files: tuple[DataFileMeta, ...]
+    snapshot_id: int | None = None
 
 
 def _matches_spec(values: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
@@ -274,7 +305,11 @@ def plan_compaction(
         if partitions and not any(_matches_spec(dict(zip(keys, values)), s) for s in partitions):
             continue
         files = tuple(e.file for e in entries)
-        tasks.append(CompactTask(partition, values, bucket, entries[0].total_buckets, files))
+        tasks.append(
+            CompactTask(
+                partition, values, bucket, entries[0].total_buckets, files, snapshot.snapshot_id
+            )
+        )
     return tasks
 
 
@@ -302,38 +337,173 @@ def _message(task: CompactTask, before: Sequence[DataFileMeta], after: Sequence[
 
 
 def _compact_key_values(
-    table: FileStoreTable, task: CompactTask, options: CompactOptions
+    table: FileStoreTable,
+    task: CompactTask,
+    options: CompactOptions,
+    on_new_file: Callable[[str], None] | None = None,
 ) -> CommitMessage | None:
     runs = level_sorted_runs(task.files)
     if options.full:
         unit = pick_full_compaction(options.num_levels, runs)
     else:
         unit = options.universal.pick(options.num_levels, runs)
+        if unit is None and options.lookup:
+            unit = options.universal.force_pick_l0(options.num_levels, runs)
     if unit is None or not unit.files:
         return None
+    dv = None
+    if table.options.deletion_vectors_enabled:
+        dv = BucketedDvMaintainer.restore(
+            table, _snapshot(table, task.snapshot_id), task.partition, task.bucket
+        )
     highest = max(f.level for f in task.files)
-    # MergeTreeCompactManager: deletes may go when nothing older lies below the output.
-    drop_delete = unit.output_level != 0 and unit.output_level >= highest
+    # MergeTreeCompactManager: deletes may go when nothing older lies below the output, and
+    # always with deletion vectors (the older rows are marked deleted instead).
+    drop_delete = unit.output_level != 0 and (unit.output_level >= highest or dv is not None)
     if len(unit.files) == 1:
         (f,) = unit.files
         if f.level == unit.output_level:
             return None
-        if not (drop_delete and (f.delete_row_count or 0) > 0):
-            # Java's upgrade: one sorted file changes level, its data untouched.
+        upgrade = not (drop_delete and (f.delete_row_count or 0) > 0)
+        if upgrade and (f.level > 0 or not options.lookup):
+            # Java's upgrade: one sorted file changes level, its data untouched (a level-0
+            # file of a lookup table is rewritten instead: its keys are looked up).
             return _message(task, [f], [replace(f, level=unit.output_level)])
-    split = Split(task.partition, task.partition_values, task.bucket, unit.files, None)
     reader = TableRead(table)
     assert reader.merge is not None
-    merged = reader.merge.merge(reader.read_key_values(split))
+    rows = _key_values(reader, task, unit.files, dv)
+    merged = reader.merge.merge(rows)
+    if options.lookup:
+        inputs = {f.file_name for f in unit.files}
+        deeper = [
+            f for f in task.files if f.level > unit.output_level and f.file_name not in inputs
+        ]
+        merged = _lookup(reader, task, merged, rows, deeper, dv)
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
     if merged.num_rows:
-        with TableWrite(table) as writer:
+        with TableWrite(table, on_new_file=on_new_file) as writer:
             after = writer.write_compacted(
                 task.partition, task.partition_values, task.bucket, merged, level=unit.output_level
             )
-    return _message(task, unit.files, after)
+    message = _message(task, unit.files, after)
+    if dv is not None:
+        for f in unit.files:
+            dv.remove_deletion_vector_of(f.file_name)
+        changes = dv.persist()
+        message = replace(
+            message,
+            new_index_files=changes.new_index_files,
+            deleted_index_files=changes.deleted_index_files,
+        )
+    return message
+
+
+def _snapshot(table: FileStoreTable, snapshot_id: int | None) -> Snapshot | None:
+    return None if snapshot_id is None else table.snapshot_manager.snapshot(snapshot_id)
+
+
+def _key_values(
+    reader: TableRead,
+    task: CompactTask,
+    files: Sequence[DataFileMeta],
+    dv: BucketedDvMaintainer | None,
+) -> pa.Table:
+    """The key-value rows of ``files``, without the rows their deletion vectors delete."""
+    split = Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
+    if dv is None or not any(dv.deletion_vector_of(f.file_name) for f in files):
+        return reader.read_key_values(split)
+    tables = []
+    for f in files:
+        rows = reader.read_key_values(split.with_files([f]))
+        vector = dv.deletion_vector_of(f.file_name)
+        if vector is not None:
+            rows = rows.filter(pa.array(vector.keep_mask(rows.num_rows)))
+        tables.append(rows)
+    return pa.concat_tables(tables)
+
+
+def _lookup(
+    reader: TableRead,
+    task: CompactTask,
+    merged: pa.Table,
+    inputs: pa.Table,
+    deeper: Sequence[DataFileMeta],
+    dv: BucketedDvMaintainer | None,
+) -> pa.Table:
+    """Java's lookup compaction (``LookupMergeTreeCompactRewriter``) of a unit written above
+    older levels: each merged key is looked up in the levels below the output, newest level
+    first. First-row keeps the older row (the new key-value is dropped:
+    ``FirstRowMergeFunctionWrapper``); with deletion vectors the older row is marked deleted
+    and merged in as the oldest record of its key (``LookupChangelogMergeFunctionWrapper``),
+    so that the output holds the key's whole merged value."""
+    if not deeper or not merged.num_rows:
+        return merged
+    assert reader.merge is not None
+    keys = list(reader.merge.key_names)
+    first_row = reader.merge.engine == "first-row"
+    wanted = merged.select(keys)
+    found: list[pa.Table] = []
+    for level in sorted({f.level for f in deeper}):
+        for f in sorted((f for f in deeper if f.level == level), key=lambda f: f.min_key):
+            if not wanted.num_rows:
+                break
+            split = Split(task.partition, task.partition_values, task.bucket, (f,), None)
+            rows = reader.to_arrow_with_positions(split)
+            if dv is not None:
+                vector = dv.deletion_vector_of(f.file_name)
+                if vector is not None:
+                    keep = vector.keep_mask(int(f.row_count))
+                    positions = rows.column(ROW_POSITION).to_numpy()
+                    rows = rows.filter(pa.array(keep[positions]))
+            rows = rows.filter(pc.is_in(rows.column(VALUE_KIND), value_set=ADD_KINDS))
+            hits = _semi_join(rows, wanted, keys)
+            if not hits.num_rows:
+                continue
+            wanted = _anti_join(wanted, hits.select(keys), keys)
+            if dv is not None and not first_row:
+                dv.notify_new_deletion(f.file_name, hits.column(ROW_POSITION).to_numpy())
+            found.append(hits.drop_columns([ROW_POSITION]))
+    if not found:
+        return merged
+    older = pa.concat_tables(found)
+    if first_row:
+        return _anti_join(merged, older.select(keys), keys)
+    if dv is None:
+        return merged  # (changelog-producer lookup without deletion vectors: levels merge on read)
+    older = older.select(inputs.schema.names).cast(inputs.schema)
+    again = _semi_join(inputs, older.select(keys), keys)
+    rest = _anti_join(merged, older.select(keys), keys)
+    remerged = reader.merge.merge(pa.concat_tables([older, again]))
+    return _sorted_by_key(pa.concat_tables([rest, remerged.cast(rest.schema)]), keys)
+
+
+def _semi_join(rows: pa.Table, keys: pa.Table, names: Sequence[str]) -> pa.Table:
+    """The rows of ``rows`` whose key is among ``keys`` (row order kept)."""
+    return _key_filter(rows, keys, names, True)
+
+
+def _anti_join(rows: pa.Table, keys: pa.Table, names: Sequence[str]) -> pa.Table:
+    """The rows of ``rows`` whose key is not among ``keys`` (row order kept)."""
+    return _key_filter(rows, keys, names, False)
+
+
+def _key_filter(rows: pa.Table, keys: pa.Table, names: Sequence[str], keep: bool) -> pa.Table:
+    if not rows.num_rows:
+        return rows
+    index = "__paimon_row"
+    marked = rows.select(list(names)).append_column(index, pa.array(range(rows.num_rows)))
+    joined = marked.join(
+        keys.group_by(list(names)).aggregate([]), list(names), join_type="left semi"
+    )
+    mask = np.zeros(rows.num_rows, dtype=bool)
+    mask[joined.column(index).to_numpy()] = True
+    return rows.filter(pa.array(mask if keep else ~mask))
+
+
+def _sorted_by_key(rows: pa.Table, names: Sequence[str]) -> pa.Table:
+    return rows.sort_by([(n, "ascending") for n in names])
 
 
 def _compact_append(
@@ -390,6 +560,80 @@ def sort_compact_bucket(
         return rows.sort_by([(c, "ascending") for c in order_by], null_placement="at_start")
 
     return _rewrite_append(table, task, task.files, sort)
+
+
+# ------------------------------------------------------------------------- on write
+
+
+def write_compaction(table: FileStoreTable) -> WriteCompaction | None:
+    """The compaction a writer of ``table`` runs before handing out its messages, None when
+    it runs none: Paimon's batch writers (``write-only`` = false, the default) compact each
+    primary-key bucket they wrote by universal compaction, and lookup tables (first-row,
+    deletion vectors) compact every level-0 file up so that batch reads see the rows.
+
+    ``full-compaction.delta-commits`` is honoured by Flink's writers only (Paimon's
+    ``StoreSinkWrite``), so it is not here either."""
+    options = table.options
+    if (
+        not table.is_primary_key_table
+        or options.get_bool("write-only", False)
+        or options.bucket == -2
+    ):
+        return None
+    return WriteCompaction(table, CompactOptions.of(table, full=False))
+
+
+@dataclass(frozen=True)
+class WriteCompaction:
+    """Compacts the buckets a writer wrote, against the files of its base snapshot (as
+    Java's writers restore them), and puts the result in each message's ``compact_*``
+    fields: the committer publishes it as a COMPACT snapshot after the data's."""
+
+    table: FileStoreTable
+    options: CompactOptions
+
+    def __call__(
+        self,
+        messages: list[CommitMessage],
+        base: Snapshot | None,
+        overwrite: bool,
+        on_new_file: Callable[[str], None] | None,
+    ) -> list[CommitMessage]:
+        written = [m for m in messages if m.new_files]
+        if not written:
+            return messages
+        scan = TableScan(self.table)
+        existing: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        if base is not None and not overwrite:  # an overwrite's writer ignores old files
+            partitions = {m.partition for m in written}
+            for e in scan.read_entries(base, partitions=partitions):
+                existing.setdefault((e.partition, e.bucket), []).append(e.file)
+        snapshot_id = None if base is None or overwrite else base.snapshot_id
+        out: list[CommitMessage] = []
+        try:
+            for m in messages:
+                if m.new_files:
+                    files = (*existing.get((m.partition, m.bucket), ()), *m.new_files)
+                    values = tuple(scan.partition_values(m.partition))
+                    task = CompactTask(
+                        m.partition, values, m.bucket, m.total_buckets, files, snapshot_id
+                    )
+                    result = _compact_key_values(self.table, task, self.options, on_new_file)
+                    if result is not None and not result.is_empty:
+                        m = replace(
+                            m,
+                            compact_before=result.deleted_files,
+                            compact_after=result.new_files,
+                            compact_new_index_files=result.new_index_files,
+                            compact_deleted_index_files=result.deleted_index_files,
+                        )
+                out.append(m)
+        except BaseException:
+            FileStoreCommit(self.table).abort(
+                [_written_only(m.compact_increment()) for m in out if m.has_compaction]
+            )
+            raise
+        return out
 
 
 # ------------------------------------------------------------------------------ table
@@ -462,4 +706,4 @@ def compact_table(
 def _written_only(message: CommitMessage) -> CommitMessage:
     inputs = {f.file_name for f in message.deleted_files}
     written = tuple(f for f in message.new_files if f.file_name not in inputs)
-    return replace(message, new_files=written, deleted_files=())
+    return replace(message, new_files=written, deleted_files=(), deleted_index_files=())

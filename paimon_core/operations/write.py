@@ -70,6 +70,12 @@ WRITE_BUFFER_SIZE = 256 * 1024 * 1024
 _RETRACT = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([1, 3]))])  # -U, -D
 _EPOCH = dt.datetime(1970, 1, 1)
 T = TypeVar("T")
+WriteCompactionHook = Callable[
+    [list[CommitMessage], "Snapshot | None", bool, "Callable[[str], None] | None"],
+    list[CommitMessage],
+]
+"""Compacts the buckets of a writer's messages (messages, base snapshot, overwrite, the
+writer's new-file callback) and returns them with their ``compact_*`` fields set."""
 
 
 def _python(value: Any) -> Any:
@@ -208,6 +214,7 @@ class TableWrite:
         *,
         base_snapshot: Snapshot | Literal[False] | None = False,
         on_new_file: Callable[[str], None] | None = None,
+        compaction: WriteCompactionHook | None = None,
     ) -> None:
         """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
         empty table; by default the latest when first needed), so that the writers of one
@@ -233,15 +240,9 @@ class TableWrite:
         # file (Java's write buffer), so files keep one row per key as Paimon's do.
         self.merge = key_value_merge(schema) if self.is_pk else None
         self.merge_engine = options.merge_engine if self.is_pk else "deduplicate"
-        if self.is_pk and (options.deletion_vectors_enabled or self.merge_engine == "first-row"):
-            # Java batch scans of such tables skip level-0 files until a compaction rewrites
-            # them, and this writer never compacts: the rows would stay invisible to Java.
-            raise UnsupportedFeature(
-                "Writing primary-key tables with 'deletion-vectors.enabled' = 'true' or "
-                "'merge-engine' = 'first-row' is not supported (their level-0 files are "
-                "invisible to Paimon batch reads until compacted)"
-            )
-        # This writer creates level-0 files only (it never compacts).
+        # This writer creates level-0 files; ``compaction`` (given by ``FileStoreTable.
+        # new_write``) compacts the buckets written before the messages are handed out.
+        self._compaction = compaction
         self.format = layout.format
         self._init_buckets()
         self.file_schema = layout.file_schema
@@ -386,6 +387,10 @@ class TableWrite:
                     new_index_files=(new_index,) if new_index else (),
                     deleted_index_files=(old_index,) if old_index else (),
                 )
+            )
+        if self._compaction is not None and messages:
+            messages = self._compaction(
+                messages, self._base_snapshot(), self.overwrite, self._on_new_file
             )
         self._files.clear()
         self._written.clear()  # the files now belong to the messages

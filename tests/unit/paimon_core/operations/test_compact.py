@@ -203,12 +203,27 @@ def test_target_file_size_rolls_output(warehouse: str) -> None:
 
 
 def test_minor_compaction_waits_for_the_trigger(warehouse: str) -> None:
-    table = _table(warehouse, **{"num-sorted-run.compaction-trigger": "3"})
+    table = _table(warehouse, **{"num-sorted-run.compaction-trigger": "3", "write-only": "true"})
     table.write_arrow(_batch([1]))
     table.write_arrow(_batch([2]))
     assert compact_table(table, full=False) is None  # 2 runs < trigger
     table.write_arrow(_batch([1], v=7))
     assert compact_table(table, full=False) is not None
+    assert _rows(table) == [(1, 7, "x", "a"), (2, 1, "x", "a")]
+    assert len(_live(table)) == 1
+
+
+def test_writes_compact_their_buckets_when_the_trigger_fires(warehouse: str) -> None:
+    """Paimon's batch writers (``write-only`` = false) compact a bucket they wrote once it
+    has ``num-sorted-run.compaction-trigger`` runs: the data's APPEND snapshot, then COMPACT."""
+    table = _table(warehouse, **{"num-sorted-run.compaction-trigger": "3"})
+    table.write_arrow(_batch([1]))
+    table.write_arrow(_batch([2]))
+    kinds = [s.commit_kind for s in table.snapshot_manager.snapshots()]
+    assert [str(k) for k in kinds] == ["APPEND", "APPEND"]
+    table.write_arrow(_batch([1], v=7))
+    kinds = [str(s.commit_kind) for s in table.snapshot_manager.snapshots()]
+    assert kinds == ["APPEND", "APPEND", "APPEND", "COMPACT"]
     assert _rows(table) == [(1, 7, "x", "a"), (2, 1, "x", "a")]
     assert len(_live(table)) == 1
 

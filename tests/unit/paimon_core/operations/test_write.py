@@ -172,12 +172,6 @@ def test_repeated_keys_of_one_write_merge_with_the_tables_engine(warehouse: str)
     assert _rows(aggregated) == [{"k": 1, "v": "a,b,c", "dt": "x"}]
 
 
-def test_first_row_tables_are_not_written(warehouse: str) -> None:
-    table = _pk(warehouse, bucket="1", **{"merge-engine": "first-row"})
-    with pytest.raises(UnsupportedFeature, match="invisible to Paimon batch reads"):
-        table.new_write()
-
-
 def test_sequence_numbers_continue_per_bucket(warehouse: str) -> None:
     table = _pk(warehouse, bucket="1")
     table.write_arrow(_batch([1, 2, 3], "x"))
@@ -328,9 +322,6 @@ def test_rejects_bad_input_and_unsupported_layouts(warehouse: str) -> None:
         table.copy({"bucket": "2"}).new_write()  # schema validation rejects this too
     with pytest.raises(UnsupportedFeature, match=r"'file\.format' = 'csv'"):
         table.copy({"file.format": "csv"}).new_write()
-    pk = _pk(warehouse, "merge", bucket="1", **{"merge-engine": "partial-update"})
-    with pytest.raises(UnsupportedFeature, match="deletion-vectors"):
-        pk.copy({"deletion-vectors.enabled": "true"}).new_write()
     cross = _table(warehouse, "cross", partition_keys=["dt"], primary_keys=["k"])
     with pytest.raises(UnsupportedFeature, match="Cross-partition"):
         cross.new_write()
