@@ -52,12 +52,9 @@ def java_long(column: pa.Array, data_type: DataType) -> np.ndarray:
     (sign-extended), the epoch day, the millisecond of the day, ``Timestamp.getMillisecond()``
     (floored, as ``Timestamp.fromMicros``); 0 in null slots."""
     root = data_type.root
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        unit = column.type.unit
-        return _to_millis(_filled_int64(column.cast(pa.int64())), unit)
-    if root == "TIME":
-        unit = column.type.unit
-        return _to_millis(_filled_int64(column.cast(pa.int64())), unit)
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        width = pa.int32() if pa.types.is_time32(column.type) else pa.int64()
+        return _to_millis(_filled_int64(column.cast(width)), column.type.unit)
     if root == "DATE":
         return _filled_int64(column.cast(pa.int32()))
     return _filled_int64(column)

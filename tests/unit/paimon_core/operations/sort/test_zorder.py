@@ -22,6 +22,7 @@ from paimon_core.format.types import (
     FLOAT,
     INT,
     STRING,
+    TIME,
     TIMESTAMP,
     TINYINT,
     VARBINARY,
@@ -116,6 +117,10 @@ def test_booleans_decimals_and_times() -> None:
         "7fffffffffffffff",
     ]
     assert _bytes(DATE(), [datetime.date(1970, 1, 3)], pa.date32()) == ["8000000000000002"]
+    # TIME is its millisecond of the day, whatever Arrow unit holds it.
+    second = datetime.time(0, 0, 1, 999)
+    assert _bytes(TIME(6), [second], pa.time64("us")) == ["80000000000003e8"]
+    assert _bytes(TIME(0), [second.replace(microsecond=0)], pa.time32("ms")) == ["80000000000003e8"]
 
 
 def test_interleave_skips_columns_that_ran_out_of_bytes() -> None:
