@@ -2,8 +2,9 @@
 
 The buckets are compacted by ``paimon_core.operations.compact``; the ``CallContext``'s
 ``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process otherwise) and
-the driver commits one COMPACT snapshot. Sort compaction supports ``order_strategy =>
-'order'``; 'zorder' and 'hilbert' are refused.
+the driver commits one COMPACT snapshot. Sort compaction (``order_strategy => 'order' |
+'zorder' | 'hilbert'`` with ``order_by``) rewrites every file of the selected partitions of an
+unaware-bucket append table in that order (``paimon_core.operations.sort``).
 """
 
 from __future__ import annotations
@@ -63,8 +64,6 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
         raise ctx.fail('order_strategy "none" cannot work with order_by columns.')
     if order != "none" and not order_by:
         raise ctx.fail(f"order_strategy '{order}' needs order_by columns.")
-    if order in ("zorder", "hilbert"):
-        raise ctx.fail(f"order_strategy '{order}' is not supported yet; use 'order'.")
     if not _blank(args["partition_idle_time"]) and order != "none":
         raise ctx.fail("sort compact do not support 'partition_idle_time'.")
     if not _blank(args["partition_idle_time"]):
@@ -98,6 +97,7 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
         partitions=specs,
         predicate=predicate,
         order_by=order_by,
+        order_strategy="order" if order == "none" else order,
         **kwargs,
     )
     return ProcedureResult(COMPACT_OUTPUT, [(True,)])

@@ -180,6 +180,7 @@ class CoreOptions(Mapping[str, str]):
     TAG_DEFAULT_TIME_RETAINED = "tag.default-time-retained"
     TAG_AUTOMATIC_COMPLETION = "tag.automatic-completion"
     DYNAMIC_BUCKET_TARGET_ROW_NUM = "dynamic-bucket.target-row-num"
+    ZORDER_VAR_LENGTH_CONTRIBUTION = "zorder.var-length-contribution"
     MERGE_ENGINE = "merge-engine"
     SEQUENCE_FIELD = "sequence.field"
     DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
@@ -368,6 +369,11 @@ class CoreOptions(Mapping[str, str]):
     @cached_property
     def dynamic_bucket_target_row_num(self) -> int:
         return self.get_int(self.DYNAMIC_BUCKET_TARGET_ROW_NUM, 2_000_000)  # type: ignore[return-value]
+
+    @cached_property
+    def zorder_var_length_contribution(self) -> int:
+        """Bytes a CHAR/VARCHAR/BINARY/VARBINARY column gives a z-value (Java's ``varTypeSize``)."""
+        return self.get_int(self.ZORDER_VAR_LENGTH_CONTRIBUTION, 8)  # type: ignore[return-value]
 
     @cached_property
     def changelog_producer(self) -> str:

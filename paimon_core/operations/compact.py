@@ -27,6 +27,7 @@ from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
 from paimon_core.operations.merge.base import ADD_KINDS, drop_retractions
 from paimon_core.operations.read import ROW_POSITION, VALUE_KIND, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
+from paimon_core.operations.sort.table_sorter import TableSorter
 from paimon_core.operations.write import TableWrite
 
 if TYPE_CHECKING:
@@ -545,21 +546,17 @@ def _rewrite_append(
 
 
 def sort_compact_bucket(
-    table: FileStoreTable, task: CompactTask, order_by: Sequence[str]
+    table: FileStoreTable, task: CompactTask, sorter: TableSorter
 ) -> CommitMessage | None:
-    """Paimon's sort compaction with ``order_strategy => 'order'``: every file of the bucket
-    rewritten, rows sorted by ``order_by`` (nulls first, as Spark's ascending sort)."""
+    """Paimon's sort compaction (``order_strategy`` 'order', 'zorder' or 'hilbert'): every
+    file of the bucket rewritten, the rows in ``sorter``'s order."""
     if table.is_primary_key_table:
         raise UnsupportedFeature(
             "order_strategy other than 'none' works on unaware-bucket append tables only"
         )
     if not task.files:
         return None
-
-    def sort(rows: pa.Table) -> pa.Table:
-        return rows.sort_by([(c, "ascending") for c in order_by], null_placement="at_start")
-
-    return _rewrite_append(table, task, task.files, sort)
+    return _rewrite_append(table, task, task.files, sorter.sort)
 
 
 # ------------------------------------------------------------------------- on write
@@ -654,11 +651,11 @@ class BucketCompaction:
 
     table: FileStoreTable
     options: CompactOptions
-    order_by: tuple[str, ...] = ()
+    sorter: TableSorter | None = None
 
     def __call__(self, task: CompactTask) -> CommitMessage | None:
-        if self.order_by:
-            return sort_compact_bucket(self.table, task, self.order_by)
+        if self.sorter is not None:
+            return sort_compact_bucket(self.table, task, self.sorter)
         return compact_bucket(self.table, task, self.options)
 
 
@@ -669,28 +666,36 @@ def compact_table(
     partitions: Sequence[Mapping[str, Any]] | None = None,
     predicate: Sequence[Predicate] | None = None,
     order_by: Sequence[str] = (),
+    order_strategy: str = "order",
     runner: Runner = _local_runner,
     commit_user: str | None = None,
 ) -> int | None:
     """Compact the selected buckets, each by ``runner`` (in process, or Spark tasks), and
-    commit once; returns the COMPACT snapshot id, None when nothing was compacted.
+    commit once; returns the COMPACT snapshot id, None when nothing was compacted. With
+    ``order_by``, every file of the selected partitions is rewritten sorted by
+    ``order_strategy`` ('order', 'zorder' or 'hilbert').
 
     Raises:
+        InvalidArgument, UnsupportedFeature: a bad ``order_by`` or ``order_strategy``, or a
+            table sort compaction cannot rewrite (nothing is written).
         CommitConflict: another commit removed a compacted file meanwhile (nothing published;
             the files written are deleted).
     """
     for column in order_by:
         if column not in table.schema.field_names:
             raise InvalidArgument(f"order_by column '{column}' is not a column of the table")
-    if order_by and (table.is_primary_key_table or table.options.bucket != -1):
-        raise UnsupportedFeature(
-            "Sort compaction (order_strategy) is only supported for unaware-bucket append "
-            "tables ('bucket' = '-1', no primary key)"
-        )
+    sorter = None
+    if order_by:
+        if table.is_primary_key_table or table.options.bucket != -1:
+            raise UnsupportedFeature(
+                "Sort compaction (order_strategy) is only supported for unaware-bucket append "
+                "tables ('bucket' = '-1', no primary key)"
+            )
+        sorter = TableSorter.of(table, order_strategy, order_by)
     tasks = plan_compaction(table, partitions=partitions, predicate=predicate)
     if not tasks:
         return None
-    func = BucketCompaction(table, CompactOptions.of(table, full), tuple(order_by))
+    func = BucketCompaction(table, CompactOptions.of(table, full), sorter)
     messages = [m for m in runner(func, tasks) if m is not None and not m.is_empty]
     if not messages:
         return None

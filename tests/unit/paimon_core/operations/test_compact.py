@@ -297,3 +297,27 @@ def test_order_compaction_sorts_rows(warehouse: str) -> None:
     compact_table(table, order_by=["k"])
     assert table.to_arrow().column("k").to_pylist() == [0, 1, 2, 3]
     assert len(_live(table)) == 1
+
+
+def test_zorder_compaction_rewrites_only_the_selected_partitions(warehouse: str) -> None:
+    table = _append(warehouse)
+    table.write_arrow(_batch([3, 1], dt="a"))
+    table.write_arrow(_batch([2, 0], dt="a", v=-1))
+    table.write_arrow(_batch([5, 4], dt="b"))
+    untouched = {e.file.file_name for e in _live(table) if _dt(table, e) == "b"}
+    before = _rows(table)
+    snapshot_id = compact_table(
+        table, partitions=[{"dt": "a"}], order_by=["v", "k"], order_strategy="zorder"
+    )
+    assert table.snapshot_manager.snapshot(snapshot_id).commit_kind == CommitKind.COMPACT
+    live = _live(table)
+    assert {e.file.file_name for e in live if _dt(table, e) == "b"} == untouched
+    assert len([e for e in live if _dt(table, e) == "a"]) == 1
+    # v is ordered before k: (v, k) = (-1, 0), (-1, 2), (1, 1), (1, 3) in z-order.
+    rows = [r for r in table.to_arrow().to_pylist() if r["dt"] == "a"]
+    assert [(r["v"], r["k"]) for r in rows] == [(-1, 0), (-1, 2), (1, 1), (1, 3)]
+    assert _rows(table) == before
+
+
+def _dt(table: FileStoreTable, entry) -> str:
+    return table.new_scan().partition_values(entry.partition)[0]
