@@ -13,6 +13,11 @@ class CommitMessage:
 
     Messages are plain values so that they can travel from Spark executors to the driver
     (pickled) without any live state attached.
+
+    ``changelog_files`` are the changelog files of the write (``changelog-producer`` =
+    ``input``: Java's ``DataIncrement.changelogFiles``) or of the compaction
+    (``full-compaction``, ``lookup``: ``CompactIncrement.changelogFiles``) the message is
+    committed as; the commit lists them in the snapshot's changelog manifest list.
     """
 
     partition: bytes
@@ -22,9 +27,14 @@ class CommitMessage:
     deleted_files: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexManifestEntry, ...] = ()
     deleted_index_files: tuple[IndexManifestEntry, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
         return not (
-            self.new_files or self.deleted_files or self.new_index_files or self.deleted_index_files
+            self.new_files
+            or self.deleted_files
+            or self.new_index_files
+            or self.deleted_index_files
+            or self.changelog_files
         )

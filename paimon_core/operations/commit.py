@@ -10,6 +10,7 @@ stays the table's state.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+logger = logging.getLogger(__name__)
 
 PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
 _PARALLEL_CHECKS = 16
@@ -103,6 +105,7 @@ class _Changes:
     new_index: tuple[IndexManifestEntry, ...] = ()
     deleted_index: tuple[IndexManifestEntry, ...] = ()
     statistics: str | None = None
+    changelog: tuple[ManifestEntry, ...] = ()
 
 
 class FileStoreCommit:
@@ -132,16 +135,18 @@ class FileStoreCommit:
         watermark: int | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> int | None:
-        """Append the messages' files; returns the new snapshot id, None if nothing changed."""
+        """Append the messages' files (their changelog files in the snapshot's changelog
+        manifest list); returns the new snapshot id, None if nothing changed."""
         entries = tuple(self._entries_of(messages))
         new_index = tuple(i for m in messages for i in m.new_index_files)
         deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
-        if not entries and not new_index and not deleted_index:
+        changelog = tuple(_changelog_of(messages))
+        if not entries and not new_index and not deleted_index and not changelog:
             return None
         has_delete = any(e.kind == FileKind.DELETE for e in entries)
         # Deletion-vector changes delete rows: an OVERWRITE commit, as Paimon 1.x upgrades it.
         has_dv = any(i.index_type == DELETION_VECTORS_INDEX for i in new_index + deleted_index)
-        changes = _Changes(entries, new_index, deleted_index)
+        changes = _Changes(entries, new_index, deleted_index, changelog=changelog)
         kind = CommitKind.OVERWRITE if has_delete or has_dv else CommitKind.APPEND
         return self._commit_with_retry(
             lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
@@ -154,12 +159,14 @@ class FileStoreCommit:
     ) -> int | None:
         """Publish a compaction: each message's ``deleted_files`` (compactBefore) become
         DELETE entries and its ``new_files`` (compactAfter) ADD entries of one COMPACT
-        snapshot. A compacted file another commit has already removed is a conflict, as in
-        Java, and nothing is published; returns None when nothing changed."""
+        snapshot, its ``changelog_files`` that snapshot's changelog. A compacted file another
+        commit has already removed is a conflict, as in Java, and nothing is published;
+        returns None when nothing changed."""
         entries = tuple(self._entries_of(messages))
-        if not entries:
+        changelog = tuple(_changelog_of(messages))
+        if not entries and not changelog:
             return None
-        changes = _Changes(entries)
+        changes = _Changes(entries, changelog=changelog)
         return self._commit_with_retry(
             lambda _latest, _live: changes, CommitKind.COMPACT, commit_identifier, None, None
         )
@@ -173,7 +180,17 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None = None,
     ) -> int | None:
         """Replace data: the whole table, one static ``partition`` spec, or (``dynamic``) the
-        partitions the new data falls in; commit kind OVERWRITE."""
+        partitions the new data falls in; commit kind OVERWRITE.
+
+        Changelog files of the messages are not committed, as Java's ``overwritePartition``
+        ignores them (a writer that overwrites writes none: ``TableWrite``)."""
+        ignored = [f.file_name for m in messages for f in m.changelog_files]
+        if ignored:
+            logger.warning(
+                "Overwrite mode currently does not commit any changelog. Ignored changelog "
+                "files are: %s",
+                ", ".join(ignored),
+            )
         new_entries = tuple(self._entries_of(messages))
         new_index = tuple(i for m in messages for i in m.new_index_files)
         touched = {m.partition for m in messages if m.new_files}
@@ -261,10 +278,10 @@ class FileStoreCommit:
         return self.overwrite([], partition=None)
 
     def abort(self, messages: Iterable[CommitMessage]) -> None:
-        """Delete the data and index files of messages that will not be committed."""
+        """Delete the data, changelog and index files of messages that will not be committed."""
         io = self.table.file_io
         for m in messages:
-            for f in m.new_files:
+            for f in (*m.new_files, *m.changelog_files):
                 io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
             for i in m.new_index_files:
                 io.delete(f"{self.table.path}/index/{i.file_name}")
@@ -473,6 +490,14 @@ class FileStoreCommit:
                 else []
             )
             written.extend(m.file_name for m in delta)
+            changelog_list: tuple[str, int] | None = None
+            if changes.changelog:
+                changelog = table.manifest_file.write(
+                    list(changes.changelog), self._partition_types
+                )
+                written.extend(m.file_name for m in changelog)
+                changelog_list = table.manifest_list.write(changelog)
+                written.append(changelog_list[0])
 
             base_name, base_size = table.manifest_list.write(base)
             written.append(base_name)
@@ -506,6 +531,11 @@ class FileStoreCommit:
                 delta_record_count=delta_count,
                 base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_list[0] if changelog_list else None,
+                changelog_manifest_list_size=changelog_list[1] if changelog_list else None,
+                changelog_record_count=(
+                    sum(e.file.row_count for e in changes.changelog) if changes.changelog else None
+                ),
                 index_manifest=index_manifest,
                 watermark=watermark,
                 statistics=changes.statistics or self._inherited_statistics(latest),
@@ -544,7 +574,8 @@ class FileStoreCommit:
                 )
 
     def _added_paths(self, changes: _Changes) -> Iterable[str]:
-        """Data files the commit adds (with their extra files), then its new index files."""
+        """Data and changelog files the commit adds (with their extra files), then its new
+        index files."""
         bucket_dirs: dict[tuple[bytes, int], str] = {}
 
         def bucket_dir(partition: bytes, bucket: int) -> str:
@@ -555,7 +586,7 @@ class FileStoreCommit:
                 bucket_dirs[key] = directory
             return directory
 
-        for e in changes.entries:
+        for e in (*changes.entries, *changes.changelog):
             if e.kind != FileKind.ADD:
                 continue
             f = e.file
@@ -605,6 +636,12 @@ class FileStoreCommit:
         whoever opened the committer: the lifecycle layer sits above this one."""
         for hook in self._post_commit:
             hook(self.table, snapshot)
+
+
+def _changelog_of(messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
+    for m in messages:
+        for f in m.changelog_files:
+            yield ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
 
 
 def _as_delete(entry: ManifestEntry) -> ManifestEntry:

@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.operations.commit import FileStoreCommit
-from paimon_core.operations.merge.base import drop_retractions
+from paimon_core.operations.merge.base import VALUE_KIND, drop_retractions
+from paimon_core.operations.merge.full_changelog import full_compaction_changelog
 from paimon_core.operations.read import TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.write import TableWrite
@@ -291,13 +293,19 @@ def compact_bucket(
     return _compact_append(table, task, options)
 
 
-def _message(task: CompactTask, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]):
+def _message(
+    task: CompactTask,
+    before: Sequence[DataFileMeta],
+    after: Sequence[DataFileMeta],
+    changelog: Sequence[DataFileMeta] = (),
+) -> CommitMessage:
     return CommitMessage(
         task.partition,
         task.bucket,
         task.total_buckets,
         new_files=tuple(after),
         deleted_files=tuple(before),
+        changelog_files=tuple(changelog),
     )
 
 
@@ -312,28 +320,86 @@ def _compact_key_values(
     if unit is None or not unit.files:
         return None
     highest = max(f.level for f in task.files)
+    max_level = options.num_levels - 1
+    # FullChangelogMergeTreeCompactRewriter: what reaches the highest level yields changelog.
+    changelog = (
+        table.options.changelog_producer == "full-compaction" and unit.output_level == max_level
+    )
     # MergeTreeCompactManager: deletes may go when nothing older lies below the output.
     drop_delete = unit.output_level != 0 and unit.output_level >= highest
+    reader = TableRead(table)
+    assert reader.merge is not None
     if len(unit.files) == 1:
         (f,) = unit.files
         if f.level == unit.output_level:
             return None
         if not (drop_delete and (f.delete_row_count or 0) > 0):
-            # Java's upgrade: one sorted file changes level, its data untouched.
-            return _message(task, [f], [replace(f, level=unit.output_level)])
-    split = Split(task.partition, task.partition_values, task.bucket, unit.files, None)
-    reader = TableRead(table)
-    assert reader.merge is not None
-    merged = reader.merge.merge(reader.read_key_values(split))
+            # Java's upgrade: one sorted file changes level, its data untouched; into the
+            # highest level, each of its added records is a +I (CHANGELOG_NO_REWRITE).
+            produced: list[DataFileMeta] = []
+            if changelog:
+                rows = drop_retractions(reader.read_key_values(_split(task, [f])))
+                produced = _write_changelog(table, task, rows, unit.output_level)
+            return _message(task, [f], [replace(f, level=unit.output_level)], produced)
+    if changelog:
+        tables = [reader.read_key_values(_split(task, [f])) for f in unit.files]
+        rows = pa.concat_tables(tables)
+        top = np.repeat([f.level == max_level for f in unit.files], [t.num_rows for t in tables])
+        deduplicate = None
+        if table.options.changelog_row_deduplicate:
+            ignored = set(table.options.changelog_row_deduplicate_ignore_fields)
+            deduplicate = [n for n in table.schema.field_names if n not in ignored]
+        merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
+    else:
+        merged = reader.merge.merge(reader.read_key_values(_split(task, unit.files)))
+        changes = None
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
-    if merged.num_rows:
-        with TableWrite(table) as writer:
+    produced = []
+    with TableWrite(table) as writer:
+        if merged.num_rows:
             after = writer.write_compacted(
                 task.partition, task.partition_values, task.bucket, merged, level=unit.output_level
             )
-    return _message(task, unit.files, after)
+        if changes is not None and changes.num_rows:
+            try:
+                produced = writer.write_changelog(
+                    task.partition,
+                    task.partition_values,
+                    task.bucket,
+                    changes,
+                    level=unit.output_level,
+                )
+            except BaseException:
+                _delete(table, task, after)
+                raise
+    return _message(task, unit.files, after, produced)
+
+
+def _split(task: CompactTask, files: Sequence[DataFileMeta]) -> Split:
+    return Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
+
+
+def _write_changelog(
+    table: FileStoreTable, task: CompactTask, rows: pa.Table, level: int
+) -> list[DataFileMeta]:
+    """``rows`` as +I changelog files of ``level`` (none when there are no rows)."""
+    if not rows.num_rows:
+        return []
+    kinds = pa.array(np.zeros(rows.num_rows, np.int8), pa.int8())
+    index = rows.schema.get_field_index(VALUE_KIND)
+    rows = rows.set_column(index, pa.field(VALUE_KIND, pa.int8(), False), kinds)
+    with TableWrite(table) as writer:
+        return writer.write_changelog(
+            task.partition, task.partition_values, task.bucket, rows, level=level
+        )
+
+
+def _delete(table: FileStoreTable, task: CompactTask, files: Sequence[DataFileMeta]) -> None:
+    """Remove files a failed compaction wrote (they belong to no message)."""
+    message = CommitMessage(task.partition, task.bucket, task.total_buckets, new_files=tuple(files))
+    FileStoreCommit(table).abort([message])
 
 
 def _compact_append(
@@ -356,8 +422,7 @@ def _rewrite_append(
     sort: Callable[[pa.Table], pa.Table] | None = None,
 ) -> CommitMessage:
     files = sorted(files, key=lambda f: f.min_sequence_number)
-    split = Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
-    rows = TableRead(table).to_arrow([split])
+    rows = TableRead(table).to_arrow([_split(task, files)])
     if sort is not None:
         rows = sort(rows)
     after: list[DataFileMeta] = []
