@@ -8,6 +8,13 @@ the compacted inputs (compactBefore) and ``new_files`` the outputs (compactAfter
 publishes all messages in one COMPACT snapshot (``FileStoreCommit.commit_compact``). Inputs
 stay on disk until snapshot expiry removes them, so a failed or conflicting compaction loses
 nothing: the committer refuses to delete a file another commit has already removed.
+
+Changelog: with ``changelog-producer`` = ``full-compaction`` a compaction into the highest
+level also writes the changes it makes (``merge.full_changelog``, Java's
+``FullChangelogMergeTreeCompactRewriter``) as changelog files (``TableWrite.write_changelog``)
+in the message's ``changelog_files``, which the COMPACT snapshot lists in its changelog
+manifest list. Another producer's compaction (``lookup``) plugs in the same way: it decides
+in ``_compact_key_values`` which changes to emit and hands their rows to ``write_changelog``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,12 @@ tables get the table columns only; primary-key tables get ``_KEY_<k>``, ``_SEQUE
 ``_VALUE_KIND`` and then the columns, sorted by key with one row per key, sequence numbers
 continuing those of the bucket. Everything it needs
 comes from the table path and schema, so it carries no driver state.
+
+With ``changelog-producer`` = ``input`` a primary-key write also writes every input row
+unmerged (row kind and sequence number kept, in key order) as changelog files
+``changelog-<uuid>-0.<format>`` in the bucket directory, as Java's ``MergeTreeWriter`` does;
+they travel in the messages' ``changelog_files``. An overwrite writes none: Paimon's commit
+would drop them.
 """
 
 from __future__ import annotations
