@@ -10,7 +10,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from paimon_core.exceptions import SchemaError
+from paimon_core.exceptions import CommitConflict, SchemaError
 from paimon_core.operations.compact import compact_table
 from paimon_core.operations.incremental import plan_incremental
 from paimon_core.operations.split_read import ROW_KINDS, SplitRead
@@ -121,7 +121,7 @@ def test_producer_validated_as_paimon(warehouse: str) -> None:
 
 
 def test_aborted_writes_leave_no_changelog_files(warehouse: str) -> None:
-    table = _table(warehouse, "input")
+    table = _table(warehouse, "input", **{"write-buffer-size": "1 b"})  # every batch flushes
     write = table.new_write()
     write.write_arrow(kvd_batch([1, 2]))
     messages = write.prepare_commit()
@@ -132,9 +132,8 @@ def test_aborted_writes_leave_no_changelog_files(warehouse: str) -> None:
         write.write_arrow(kvd_batch([3]))
         write.prepare_commit()
         write.write_arrow(kvd_batch([4]), row_kinds=pa.array([3], pa.int8()))
-        write.write_arrow(kvd_batch([5]))
-        write._flush()  # both files written, then dropped by close
-    assert len(_bucket_files(table)) == 2  # only what the first prepare_commit handed out
+        assert len(_bucket_files(table)) == 4  # written, not handed out: close drops them
+    assert len(_bucket_files(table)) == 2  # what prepare_commit handed out stays
 
 
 def test_full_compaction_changelog(warehouse: str) -> None:
@@ -196,3 +195,26 @@ def test_full_compaction_row_deduplicate(warehouse: str) -> None:
     assert snapshot_id is not None
     snapshot = table.snapshot_manager.snapshot(snapshot_id)
     assert changelog_rows(table, snapshot) == [(3, "new", "+I", 4)]
+
+
+def test_a_conflicting_compaction_removes_its_changelog_files(warehouse: str) -> None:
+    table = _table(warehouse, "full-compaction")
+    table.write_arrow(kvd_batch([1]))
+    table.write_arrow(kvd_batch([2]))
+
+    def runner(func, tasks):  # type: ignore[no-untyped-def]
+        messages = [func(t) for t in tasks]
+        assert [len(m.changelog_files) for m in messages] == [1]
+        table.new_commit().truncate_table()  # removes what was compacted
+        return messages
+
+    with pytest.raises(CommitConflict):
+        compact_table(table, runner=runner)
+    added = table.new_scan().read_all_entries(_lists(table))
+    # Only the two files the writes committed remain (expiry removes them later).
+    assert _bucket_files(table) == sorted({e.file.file_name for e in added})
+
+
+def _lists(table: FileStoreTable) -> list[str]:
+    """The delta lists of every snapshot: what the table's commits added."""
+    return [s.delta_manifest_list for s in table.snapshot_manager.snapshots()]
