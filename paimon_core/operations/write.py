@@ -664,7 +664,6 @@ class TableWrite:
         Primary-key ``rows`` are merged key-value rows in key order (the table's columns,
         ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``), keeping their sequence numbers; append rows
         are the table's columns, numbered from ``first_seq`` as Java's compact rewriter."""
-
         return self._write_rows(partition, partition_values, bucket, rows, level, first_seq)
 
     def write_changelog(
