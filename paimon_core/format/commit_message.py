@@ -18,6 +18,11 @@ class CommitMessage:
     (Java's ``CompactIncrement``, beside the ``DataIncrement`` of the other fields): the
     committer publishes them in a COMPACT snapshot right after the data's snapshot, as
     Paimon's batch writers do. Deletion-vector index changes of that compaction go there too.
+
+    ``changelog_files`` are the changelog files of the write (``changelog-producer`` =
+    ``input``: Java's ``DataIncrement.changelogFiles``) or of the compaction
+    (``full-compaction``, ``lookup``: ``CompactIncrement.changelogFiles``) the message is
+    committed as; the commit lists them in the snapshot's changelog manifest list.
     """
 
     partition: bytes
@@ -27,10 +32,12 @@ class CommitMessage:
     deleted_files: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexManifestEntry, ...] = ()
     deleted_index_files: tuple[IndexManifestEntry, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
     compact_before: tuple[DataFileMeta, ...] = ()
     compact_after: tuple[DataFileMeta, ...] = ()
     compact_new_index_files: tuple[IndexManifestEntry, ...] = ()
     compact_deleted_index_files: tuple[IndexManifestEntry, ...] = ()
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -39,6 +46,7 @@ class CommitMessage:
             or self.deleted_files
             or self.new_index_files
             or self.deleted_index_files
+            or self.changelog_files
             or self.has_compaction
         )
 
@@ -49,6 +57,7 @@ class CommitMessage:
             or self.compact_after
             or self.compact_new_index_files
             or self.compact_deleted_index_files
+            or self.compact_changelog_files
         )
 
     def data_increment(self) -> CommitMessage:
@@ -61,6 +70,7 @@ class CommitMessage:
             self.deleted_files,
             self.new_index_files,
             self.deleted_index_files,
+            self.changelog_files,
         )
 
     def compact_increment(self) -> CommitMessage:
@@ -74,4 +84,5 @@ class CommitMessage:
             deleted_files=self.compact_before,
             new_index_files=self.compact_new_index_files,
             deleted_index_files=self.compact_deleted_index_files,
+            changelog_files=self.compact_changelog_files,
         )

@@ -66,8 +66,13 @@ def file_format_of(file_name: str) -> str:
     return parts[-1]
 
 
-def write_format(options: CoreOptions, primary_key: bool, level: int = 0) -> WriteFormat:
+def write_format(
+    options: CoreOptions, primary_key: bool, level: int = 0, *, changelog: bool = False
+) -> WriteFormat:
     """The format of files a writer creates at ``level``, checked for this writer.
+
+    ``changelog``: a changelog file, whose ``changelog-file.format`` and
+    ``changelog-file.compression`` win over the data files' (Java's ``WriteFormatKey``).
 
     Raises:
         UnsupportedFeature: a format or compression this writer cannot produce.
@@ -76,17 +81,29 @@ def write_format(options: CoreOptions, primary_key: bool, level: int = 0) -> Wri
     if primary_key:
         name = options.file_format_per_level.get(level, name)
         compression = options.file_compression_per_level.get(level, compression)
+    if changelog:
+        name = options.changelog_file_format or name
+        compression = options.changelog_file_compression or compression
     module = FORMATS.get(name)
     if module is None:
+        key = (
+            "changelog-file.format"
+            if changelog and options.changelog_file_format
+            else "file.format"
+        )
         raise UnsupportedFeature(
-            f"Writing 'file.format' = '{name}' is not supported (only parquet, orc and avro)"
+            f"Writing '{key}' = '{name}' is not supported (only parquet, orc and avro)"
         )
     override_key = {"orc": "orc.compress", "avro": "avro.codec"}.get(name)
     override = options.get_str(override_key) if override_key else None
     chosen = (override or compression).lower()
     codec = module.COMPRESSIONS.get(chosen)
     if codec is None:
-        key = override_key if override else "file.compression"
+        key = "file.compression"
+        if override:
+            key = override_key
+        elif changelog and options.changelog_file_compression:
+            key = "changelog-file.compression"
         raise UnsupportedFeature(
             f"Writing {module.LABEL} files with '{key}' = '{chosen}' is not supported "
             f"(expected one of {sorted(module.COMPRESSIONS)})"

@@ -31,6 +31,7 @@ SEQUENCE_GROUP = "sequence-group"
 AGG_FUNCTION = "aggregate-function"
 DEFAULT_AGG_FUNCTION = "default-aggregate-function"
 ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
+CHANGELOG_PRODUCERS = ("none", "input", "full-compaction", "lookup")
 
 # Every aggregate function Paimon documents (0.9 and later), with Java's legacy alias.
 AGGREGATE_FUNCTIONS = frozenset(
@@ -221,6 +222,16 @@ def validate_merge_options(schema: TableSchema) -> None:
     _validate_sequence_field(schema, merge)
     _validate_sequence_groups(merge, names)
     changelog = (options.get("changelog-producer") or "none").strip().lower()
+    if changelog not in CHANGELOG_PRODUCERS:
+        raise SchemaError(
+            f"Could not parse value '{options.get('changelog-producer')}' for key "
+            f"'changelog-producer' (one of {list(CHANGELOG_PRODUCERS)})"
+        )
+    if changelog != "none" and not schema.primary_keys:
+        raise SchemaError(
+            "Can not set changelog-producer on table without primary keys, please define "
+            "primary keys."
+        )
     if engine == "first-row" and changelog not in ("none", "lookup"):
         raise SchemaError(
             "Only support 'none' and 'lookup' changelog-producer on FIRST_MERGE merge engine"

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from paimon_core.exceptions import InvalidArgument
-from paimon_core.format.paths import DATA_PREFIX, DEFAULT_PARTITION_NAME
+from paimon_core.format.paths import CHANGELOG_PREFIX, DATA_PREFIX, DEFAULT_PARTITION_NAME
 
 INTEGER_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
@@ -377,7 +377,41 @@ class CoreOptions(Mapping[str, str]):
 
     @cached_property
     def changelog_producer(self) -> str:
-        return (self.get_str("changelog-producer", "none") or "none").lower()
+        """``changelog-producer``: none, input, full-compaction or lookup."""
+        return (self.get_str("changelog-producer", "none") or "none").strip().lower()
+
+    @cached_property
+    def changelog_file_prefix(self) -> str:
+        return self.get_str("changelog-file.prefix", CHANGELOG_PREFIX) or CHANGELOG_PREFIX
+
+    @cached_property
+    def changelog_file_format(self) -> str | None:
+        """``changelog-file.format``; None: the format of data files at the same level."""
+        value = self.get_str("changelog-file.format")
+        return value.strip().lower() if value else None
+
+    @cached_property
+    def changelog_file_compression(self) -> str | None:
+        """``changelog-file.compression``; None: the compression of data files at the same
+        level."""
+        value = self.get_str("changelog-file.compression")
+        return value.strip().lower() if value else None
+
+    @cached_property
+    def changelog_file_stats_mode(self) -> str | None:
+        """``changelog-file.stats-mode``; None: ``metadata.stats-mode``."""
+        value = self.get_str("changelog-file.stats-mode")
+        return value.strip().lower() if value else None
+
+    @cached_property
+    def changelog_row_deduplicate(self) -> bool:
+        """``changelog-producer.row-deduplicate``: no -U/+U pair for a key whose value a
+        full compaction leaves as it was."""
+        return self.get_bool("changelog-producer.row-deduplicate", False)
+
+    @cached_property
+    def changelog_row_deduplicate_ignore_fields(self) -> list[str]:
+        return self._list("changelog-producer.row-deduplicate-ignore-fields")
 
     # ---------------------------------------------------------------- commit
 

@@ -76,22 +76,38 @@ def parse_stats_mode(text: str) -> StatsMode:
     )
 
 
-def value_stats_modes(options: CoreOptions, names: Sequence[str]) -> list[StatsMode]:
-    """Modes of value columns: ``fields.<name>.stats-mode``, else ``metadata.stats-mode``."""
-    return [parse_stats_mode(options.field_stats_mode(name)) for name in names]
+def value_stats_modes(
+    options: CoreOptions, names: Sequence[str], mode: str | None = None
+) -> list[StatsMode]:
+    """Modes of value columns: ``fields.<name>.stats-mode``, else ``mode`` (default
+    ``metadata.stats-mode``; changelog files: ``changelog-file.stats-mode``)."""
+    modes = []
+    for name in names:
+        explicit = options.options.get(f"fields.{name}.stats-mode")
+        if explicit is None and mode is not None:
+            modes.append(parse_stats_mode(mode))
+        else:
+            modes.append(parse_stats_mode(options.field_stats_mode(name)))
+    return modes
 
 
 def key_stats_modes(
-    options: CoreOptions, key_names: Sequence[str], file_format: str = "parquet"
+    options: CoreOptions,
+    key_names: Sequence[str],
+    file_format: str = "parquet",
+    mode: str | None = None,
 ) -> list[StatsMode]:
     """Modes of the ``_KEY_<k>`` system fields: ``truncate(128)`` unless set per field.
 
     Avro files are the exception: Java's ``createStatsFactoriesForAvro`` gives system fields
-    ``metadata.stats-mode`` like any other column."""
+    ``mode`` (default ``metadata.stats-mode``) like any other column."""
     modes = []
     for name in key_names:
         explicit = options.get_str(f"fields._KEY_{name}.stats-mode")
-        default = options.stats_mode if file_format == "avro" else SYSTEM_FIELD_STATS_MODE
+        if file_format == "avro":
+            default = mode or options.stats_mode
+        else:
+            default = SYSTEM_FIELD_STATS_MODE
         modes.append(parse_stats_mode(explicit or default))
     return modes
 

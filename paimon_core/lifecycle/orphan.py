@@ -104,16 +104,19 @@ class _UsedNames:
         self._seen_manifests: set[str] = set()
         self._seen_index: set[str] = set()
 
-    def add_snapshot(self, snapshot: Snapshot, still_there: str) -> None:
+    def add_snapshot(self, snapshot: Snapshot, still_there: str, changelog: bool = False) -> None:
         try:
-            self._add(snapshot)
+            self._add(snapshot, changelog)
         except FileNotFoundError:
             # Expired or deleted while we read it: fine. Still referenced: refuse to guess.
             if self.table.file_io.exists(still_there):
                 raise
             logger.info("%s disappeared while collecting used files", still_there)
 
-    def _add(self, snapshot: Snapshot) -> None:
+    def _add(self, snapshot: Snapshot, changelog: bool = False) -> None:
+        """``changelog``: a long-lived changelog. Expiry keeps only the changelog list of
+        one that has it (a table with a changelog producer), so its base and delta lists may
+        be gone: Paimon's ``retryReadingFiles`` reads a missing list as empty."""
         names = self.names
         for name in (
             snapshot.base_manifest_list,
@@ -121,8 +124,14 @@ class _UsedNames:
             snapshot.changelog_manifest_list,
         ):
             if name and name not in self._seen_lists:
+                try:
+                    metas = self.files.manifest_list(name)
+                except FileNotFoundError:
+                    if not changelog or name == snapshot.changelog_manifest_list:
+                        raise
+                    continue
                 names.add(name)
-                self._add_manifests(self.files.manifest_list(name))
+                self._add_manifests(metas)
                 self._seen_lists.add(name)
         index = snapshot.index_manifest
         if index and index not in self._seen_index:
@@ -162,7 +171,7 @@ class _UsedNames:
         for changelog_id in changelogs.list_snapshot_ids():
             changelog = changelogs.try_snapshot(changelog_id)
             if changelog is not None:
-                self.add_snapshot(changelog, changelogs.snapshot_path(changelog_id))
+                self.add_snapshot(changelog, changelogs.snapshot_path(changelog_id), True)
 
 
 def _branches(file_io: FileIO, root: str) -> list[str]:

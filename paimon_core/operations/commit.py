@@ -10,6 +10,7 @@ stays the table's state.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+logger = logging.getLogger(__name__)
 
 PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
 _PARALLEL_CHECKS = 16
@@ -103,6 +105,7 @@ class _Changes:
     new_index: tuple[IndexManifestEntry, ...] = ()
     deleted_index: tuple[IndexManifestEntry, ...] = ()
     statistics: str | None = None
+    changelog: tuple[ManifestEntry, ...] = ()
 
 
 class FileStoreCommit:
@@ -132,7 +135,8 @@ class FileStoreCommit:
         watermark: int | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> int | None:
-        """Append the messages' files; returns the new snapshot id, None if nothing changed.
+        """Append the messages' files (their changelog files in the snapshot's changelog
+        manifest list); returns the new snapshot id, None if nothing changed.
 
         Messages carrying a writer's compaction get a COMPACT snapshot right after the data's
         (``_commit_compactions``), whose id is returned then."""
@@ -140,12 +144,13 @@ class FileStoreCommit:
         entries = tuple(self._entries_of(data))
         new_index = tuple(i for m in data for i in m.new_index_files)
         deleted_index = tuple(i for m in data for i in m.deleted_index_files)
+        changelog = tuple(_changelog_of(data))
         published = None
-        if entries or new_index or deleted_index:
+        if entries or new_index or deleted_index or changelog:
             has_delete = any(e.kind == FileKind.DELETE for e in entries)
             # Deletion-vector changes delete rows: an OVERWRITE commit, as Paimon 1.x does.
             has_dv = any(i.index_type == DELETION_VECTORS_INDEX for i in new_index + deleted_index)
-            changes = _Changes(entries, new_index, deleted_index)
+            changes = _Changes(entries, new_index, deleted_index, changelog=changelog)
             kind = CommitKind.OVERWRITE if has_delete or has_dv else CommitKind.APPEND
             published = self._commit_with_retry(
                 lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
@@ -181,14 +186,16 @@ class FileStoreCommit:
     ) -> int | None:
         """Publish a compaction: each message's ``deleted_files`` (compactBefore) become
         DELETE entries and its ``new_files`` (compactAfter) ADD entries of one COMPACT
-        snapshot. A compacted file another commit has already removed is a conflict, as in
-        Java, and nothing is published; returns None when nothing changed."""
+        snapshot, its ``changelog_files`` that snapshot's changelog. A compacted file another
+        commit has already removed is a conflict, as in Java, and nothing is published;
+        returns None when nothing changed."""
         entries = tuple(self._entries_of(messages))
         new_index = tuple(i for m in messages for i in m.new_index_files)
         deleted_index = tuple(i for m in messages for i in m.deleted_index_files)
-        if not entries and not new_index and not deleted_index:
+        changelog = tuple(_changelog_of(messages))
+        if not entries and not new_index and not deleted_index and not changelog:
             return None
-        changes = _Changes(entries, new_index, deleted_index)
+        changes = _Changes(entries, new_index, deleted_index, changelog=changelog)
         return self._commit_with_retry(
             lambda _latest, _live: changes, CommitKind.COMPACT, commit_identifier, None, None
         )
@@ -202,7 +209,17 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None = None,
     ) -> int | None:
         """Replace data: the whole table, one static ``partition`` spec, or (``dynamic``) the
-        partitions the new data falls in; commit kind OVERWRITE."""
+        partitions the new data falls in; commit kind OVERWRITE.
+
+        Changelog files of the messages are not committed, as Java's ``overwritePartition``
+        ignores them (a writer that overwrites writes none: ``TableWrite``)."""
+        ignored = [f.file_name for m in messages for f in m.changelog_files]
+        if ignored:
+            logger.warning(
+                "Overwrite mode currently does not commit any changelog. Ignored changelog "
+                "files are: %s",
+                ", ".join(ignored),
+            )
         data = [m.data_increment() if m.has_compaction else m for m in messages]
         new_entries = tuple(self._entries_of(data))
         new_index = tuple(i for m in data for i in m.new_index_files)
@@ -292,12 +309,17 @@ class FileStoreCommit:
         return self.overwrite([], partition=None)
 
     def abort(self, messages: Iterable[CommitMessage]) -> None:
-        """Delete the data and index files of messages that will not be committed."""
+        """Delete the data, changelog and index files of messages that will not be committed."""
         io = self.table.file_io
         for m in messages:
             # A compaction's upgraded file keeps its name: only the files it wrote go.
             kept = {f.file_name for f in m.compact_before}
-            written = [*m.new_files, *(f for f in m.compact_after if f.file_name not in kept)]
+            written = [
+                *m.new_files,
+                *m.changelog_files,
+                *(f for f in m.compact_after if f.file_name not in kept),
+                *m.compact_changelog_files,
+            ]
             for f in written:
                 io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
             for i in (*m.new_index_files, *m.compact_new_index_files):
@@ -507,6 +529,14 @@ class FileStoreCommit:
                 else []
             )
             written.extend(m.file_name for m in delta)
+            changelog_list: tuple[str, int] | None = None
+            if changes.changelog:
+                changelog = table.manifest_file.write(
+                    list(changes.changelog), self._partition_types
+                )
+                written.extend(m.file_name for m in changelog)
+                changelog_list = table.manifest_list.write(changelog)
+                written.append(changelog_list[0])
 
             base_name, base_size = table.manifest_list.write(base)
             written.append(base_name)
@@ -540,6 +570,11 @@ class FileStoreCommit:
                 delta_record_count=delta_count,
                 base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_list[0] if changelog_list else None,
+                changelog_manifest_list_size=changelog_list[1] if changelog_list else None,
+                changelog_record_count=(
+                    sum(e.file.row_count for e in changes.changelog) if changes.changelog else None
+                ),
                 index_manifest=index_manifest,
                 watermark=watermark,
                 statistics=changes.statistics or self._inherited_statistics(latest),
@@ -578,7 +613,8 @@ class FileStoreCommit:
                 )
 
     def _added_paths(self, changes: _Changes) -> Iterable[str]:
-        """Data files the commit adds (with their extra files), then its new index files."""
+        """Data and changelog files the commit adds (with their extra files), then its new
+        index files."""
         bucket_dirs: dict[tuple[bytes, int], str] = {}
 
         def bucket_dir(partition: bytes, bucket: int) -> str:
@@ -589,7 +625,7 @@ class FileStoreCommit:
                 bucket_dirs[key] = directory
             return directory
 
-        for e in changes.entries:
+        for e in (*changes.entries, *changes.changelog):
             if e.kind != FileKind.ADD:
                 continue
             f = e.file
@@ -651,7 +687,14 @@ def _written_only(message: CommitMessage) -> CommitMessage:
         message.total_buckets,
         new_files=tuple(f for f in message.new_files if f.file_name not in inputs),
         new_index_files=message.new_index_files,
+        changelog_files=message.changelog_files,
     )
+
+
+def _changelog_of(messages: Iterable[CommitMessage]) -> Iterable[ManifestEntry]:
+    for m in messages:
+        for f in m.changelog_files:
+            yield ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
 
 
 def _as_delete(entry: ManifestEntry) -> ManifestEntry:

@@ -8,6 +8,13 @@ the compacted inputs (compactBefore) and ``new_files`` the outputs (compactAfter
 publishes all messages in one COMPACT snapshot (``FileStoreCommit.commit_compact``). Inputs
 stay on disk until snapshot expiry removes them, so a failed or conflicting compaction loses
 nothing: the committer refuses to delete a file another commit has already removed.
+
+Changelog: with ``changelog-producer`` = ``full-compaction`` a compaction into the highest
+level also writes the changes it makes (``merge.full_changelog``, Java's
+``FullChangelogMergeTreeCompactRewriter``) as changelog files (``TableWrite.write_changelog``)
+in the message's ``changelog_files``, which the COMPACT snapshot lists in its changelog
+manifest list. Another producer's compaction (``lookup``) plugs in the same way: it decides
+in ``_compact_key_values`` which changes to emit and hands their rows to ``write_changelog``.
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.operations.commit import FileStoreCommit
 from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
-from paimon_core.operations.merge.base import ADD_KINDS, drop_retractions
-from paimon_core.operations.read import ROW_POSITION, VALUE_KIND, TableRead
+from paimon_core.operations.merge.base import ADD_KINDS, VALUE_KIND, drop_retractions
+from paimon_core.operations.merge.full_changelog import full_compaction_changelog
+from paimon_core.operations.read import ROW_POSITION, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
 from paimon_core.operations.write import TableWrite
@@ -327,13 +335,19 @@ def compact_bucket(
     return _compact_append(table, task, options)
 
 
-def _message(task: CompactTask, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]):
+def _message(
+    task: CompactTask,
+    before: Sequence[DataFileMeta],
+    after: Sequence[DataFileMeta],
+    changelog: Sequence[DataFileMeta] = (),
+) -> CommitMessage:
     return CommitMessage(
         task.partition,
         task.bucket,
         task.total_buckets,
         new_files=tuple(after),
         deleted_files=tuple(before),
+        changelog_files=tuple(changelog),
     )
 
 
@@ -358,9 +372,16 @@ def _compact_key_values(
             table, _snapshot(table, task.snapshot_id), task.partition, task.bucket
         )
     highest = max(f.level for f in task.files)
+    max_level = options.num_levels - 1
+    # FullChangelogMergeTreeCompactRewriter: what reaches the highest level yields changelog.
+    changelog = (
+        table.options.changelog_producer == "full-compaction" and unit.output_level == max_level
+    )
     # MergeTreeCompactManager: deletes may go when nothing older lies below the output, and
     # always with deletion vectors (the older rows are marked deleted instead).
     drop_delete = unit.output_level != 0 and (unit.output_level >= highest or dv is not None)
+    reader = TableRead(table)
+    assert reader.merge is not None
     if len(unit.files) == 1:
         (f,) = unit.files
         if f.level == unit.output_level:
@@ -368,12 +389,26 @@ def _compact_key_values(
         upgrade = not (drop_delete and (f.delete_row_count or 0) > 0)
         if upgrade and (f.level > 0 or not options.lookup):
             # Java's upgrade: one sorted file changes level, its data untouched (a level-0
-            # file of a lookup table is rewritten instead: its keys are looked up).
-            return _message(task, [f], [replace(f, level=unit.output_level)])
-    reader = TableRead(table)
-    assert reader.merge is not None
-    rows = _key_values(reader, task, unit.files, dv)
-    merged = reader.merge.merge(rows)
+            # file of a lookup table is rewritten instead: its keys are looked up); into the
+            # highest level, each of its added records is a +I (CHANGELOG_NO_REWRITE).
+            produced: list[DataFileMeta] = []
+            if changelog:
+                rows = drop_retractions(_key_values(reader, task, [f], dv))
+                produced = _write_changelog(table, task, rows, unit.output_level, on_new_file)
+            return _message(task, [f], [replace(f, level=unit.output_level)], produced)
+    if changelog:
+        tables = [_key_values(reader, task, [f], dv) for f in unit.files]
+        rows = pa.concat_tables(tables)
+        top = np.repeat([f.level == max_level for f in unit.files], [t.num_rows for t in tables])
+        deduplicate = None
+        if table.options.changelog_row_deduplicate:
+            ignored = set(table.options.changelog_row_deduplicate_ignore_fields)
+            deduplicate = [n for n in table.schema.field_names if n not in ignored]
+        merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
+    else:
+        rows = _key_values(reader, task, unit.files, dv)
+        merged = reader.merge.merge(rows)
+        changes = None
     if options.lookup:
         inputs = {f.file_name for f in unit.files}
         deeper = [
@@ -383,22 +418,64 @@ def _compact_key_values(
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
-    if merged.num_rows:
-        with TableWrite(table, on_new_file=on_new_file) as writer:
+    produced = []
+    with TableWrite(table, on_new_file=on_new_file) as writer:
+        if merged.num_rows:
             after = writer.write_compacted(
                 task.partition, task.partition_values, task.bucket, merged, level=unit.output_level
             )
-    message = _message(task, unit.files, after)
+        if changes is not None and changes.num_rows:
+            try:
+                produced = writer.write_changelog(
+                    task.partition,
+                    task.partition_values,
+                    task.bucket,
+                    changes,
+                    level=unit.output_level,
+                )
+            except BaseException:
+                _delete(table, task, after)
+                raise
+    message = _message(task, unit.files, after, produced)
     if dv is not None:
         for f in unit.files:
             dv.remove_deletion_vector_of(f.file_name)
-        changes = dv.persist()
+        changes_ = dv.persist()
         message = replace(
             message,
-            new_index_files=changes.new_index_files,
-            deleted_index_files=changes.deleted_index_files,
+            new_index_files=changes_.new_index_files,
+            deleted_index_files=changes_.deleted_index_files,
         )
     return message
+
+
+def _split(task: CompactTask, files: Sequence[DataFileMeta]) -> Split:
+    return Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
+
+
+def _write_changelog(
+    table: FileStoreTable,
+    task: CompactTask,
+    rows: pa.Table,
+    level: int,
+    on_new_file: Callable[[str], None] | None = None,
+) -> list[DataFileMeta]:
+    """``rows`` as +I changelog files of ``level`` (none when there are no rows)."""
+    if not rows.num_rows:
+        return []
+    kinds = pa.array(np.zeros(rows.num_rows, np.int8), pa.int8())
+    index = rows.schema.get_field_index(VALUE_KIND)
+    rows = rows.set_column(index, pa.field(VALUE_KIND, pa.int8(), False), kinds)
+    with TableWrite(table, on_new_file=on_new_file) as writer:
+        return writer.write_changelog(
+            task.partition, task.partition_values, task.bucket, rows, level=level
+        )
+
+
+def _delete(table: FileStoreTable, task: CompactTask, files: Sequence[DataFileMeta]) -> None:
+    """Remove files a failed compaction wrote (they belong to no message)."""
+    message = CommitMessage(task.partition, task.bucket, task.total_buckets, new_files=tuple(files))
+    FileStoreCommit(table).abort([message])
 
 
 def _snapshot(table: FileStoreTable, snapshot_id: int | None) -> Snapshot | None:
@@ -527,8 +604,7 @@ def _rewrite_append(
     sort: Callable[[pa.Table], pa.Table] | None = None,
 ) -> CommitMessage:
     files = sorted(files, key=lambda f: f.min_sequence_number)
-    split = Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
-    rows = TableRead(table).to_arrow([split])
+    rows = TableRead(table).to_arrow([_split(task, files)])
     if sort is not None:
         rows = sort(rows)
     after: list[DataFileMeta] = []
@@ -568,8 +644,9 @@ def write_compaction(table: FileStoreTable) -> WriteCompaction | None:
     primary-key bucket they wrote by universal compaction, and lookup tables (first-row,
     deletion vectors) compact every level-0 file up so that batch reads see the rows.
 
-    ``full-compaction.delta-commits`` is honoured by Flink's writers only (Paimon's
-    ``StoreSinkWrite``), so it is not here either."""
+    With ``full-compaction.delta-commits`` > 0 every batch write fully compacts the buckets
+    it wrote (Paimon-Spark's ``DataWrite.preCommit``, latest Paimon: a batch write has no
+    commit count to wait for)."""
     options = table.options
     if (
         not table.is_primary_key_table
@@ -577,7 +654,8 @@ def write_compaction(table: FileStoreTable) -> WriteCompaction | None:
         or options.bucket == -2
     ):
         return None
-    return WriteCompaction(table, CompactOptions.of(table, full=False))
+    full = (options.get_int("full-compaction.delta-commits") or 0) > 0
+    return WriteCompaction(table, CompactOptions.of(table, full=full))
 
 
 @dataclass(frozen=True)
@@ -623,6 +701,7 @@ class WriteCompaction:
                             compact_after=result.new_files,
                             compact_new_index_files=result.new_index_files,
                             compact_deleted_index_files=result.deleted_index_files,
+                            compact_changelog_files=result.changelog_files,
                         )
                 out.append(m)
         except BaseException:

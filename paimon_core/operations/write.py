@@ -6,6 +6,12 @@ tables get the table columns only; primary-key tables get ``_KEY_<k>``, ``_SEQUE
 ``_VALUE_KIND`` and then the columns, sorted by key with one row per key, sequence numbers
 continuing those of the bucket. Everything it needs
 comes from the table path and schema, so it carries no driver state.
+
+With ``changelog-producer`` = ``input`` a primary-key write also writes every input row
+unmerged (row kind and sequence number kept, in key order) as changelog files
+``changelog-<uuid>-0.<format>`` in the bucket directory, as Java's ``MergeTreeWriter`` does;
+they travel in the messages' ``changelog_files``. An overwrite writes none: Paimon's commit
+would drop them.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from paimon_core.format.types import (
 )
 from paimon_core.operations.bucket import assign_buckets, hash_keys
 from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
-from paimon_core.operations.merge.base import ADD_KINDS
+from paimon_core.operations.merge.base import ADD_KINDS, merge_order
 from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
 
@@ -151,6 +157,18 @@ def _file_fields(schema: TableSchema) -> list[DataField]:
 
 
 @dataclass(frozen=True, slots=True)
+class _FileSpec:
+    """How one kind of file is written: data files, or changelog files (Java's
+    ``WriteFormatKey``: ``changelog-file.prefix``, ``.format``, ``.compression`` and
+    ``.stats-mode`` win over the data files' settings)."""
+
+    prefix: str
+    format: WriteFormat
+    value_modes: list[StatsMode]
+    key_modes: list[StatsMode]
+
+
+@dataclass(frozen=True, slots=True)
 class _Layout:
     """What a writer derives from a schema and its options alone."""
 
@@ -243,6 +261,11 @@ class TableWrite:
         # This writer creates level-0 files; ``compaction`` (given by ``FileStoreTable.
         # new_write``) compacts the buckets written before the messages are handed out.
         self._compaction = compaction
+        # 'changelog-producer' = 'input': every write also writes its input rows as
+        # changelog files (Java's MergeTreeWriter); an overwrite's would never be committed.
+        self.input_changelog = (
+            self.is_pk and options.changelog_producer == "input" and not overwrite
+        )
         self.format = layout.format
         self._init_buckets()
         self.file_schema = layout.file_schema
@@ -257,6 +280,10 @@ class TableWrite:
         self._pending: list[tuple[pa.Table, pa.Array | None]] = []
         self._pending_bytes = 0
         self._files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._changelog: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._specs: dict[tuple[int, bool], _FileSpec] = {
+            (0, False): _FileSpec(self.file_prefix, self.format, self.value_modes, self.key_modes)
+        }
         self._values: dict[bytes, tuple] = {}
         self._written: list[str] = []
         self._next_seq: dict[tuple[bytes, int], int] = {}
@@ -375,7 +402,7 @@ class TableWrite:
         if self._dynamic is not None:
             index = self._dynamic.prepare_commit(self._track)
         messages = []
-        for key in sorted(set(self._files) | set(index)):
+        for key in sorted(set(self._files) | set(self._changelog) | set(index)):
             partition, bucket = key
             new_index, old_index = index.get(key, (None, None))
             messages.append(
@@ -386,6 +413,7 @@ class TableWrite:
                     new_files=tuple(self._files.get(key, ())),
                     new_index_files=(new_index,) if new_index else (),
                     deleted_index_files=(old_index,) if old_index else (),
+                    changelog_files=tuple(self._changelog.get(key, ())),
                 )
             )
         if self._compaction is not None and messages:
@@ -393,6 +421,7 @@ class TableWrite:
                 messages, self._base_snapshot(), self.overwrite, self._on_new_file
             )
         self._files.clear()
+        self._changelog.clear()
         self._written.clear()  # the files now belong to the messages
         return messages
 
@@ -422,6 +451,7 @@ class TableWrite:
                 pass
         self._written.clear()
         self._files.clear()
+        self._changelog.clear()
 
     def _guarded(self, action: Callable[[], T]) -> T:
         try:
@@ -554,22 +584,74 @@ class TableWrite:
         if self.is_pk:
             assert kinds is not None
             sequences = pa.array(np.arange(start, start + n, dtype=np.int64))
+            if self.input_changelog:
+                self._write_input_changelog(partition, bucket, data, sequences, kinds)
             data = self._key_value_rows(data, sequences, kinds)
         for offset, chunk in self._roll(data):
             first_seq = start + offset
             meta = self._write_file(partition, bucket, chunk, first_seq)
             self._files.setdefault(key, []).append(meta)
 
+    def _write_input_changelog(
+        self,
+        partition: bytes,
+        bucket: int,
+        data: pa.Table,
+        sequences: pa.Array,
+        kinds: pa.Array,
+    ) -> None:
+        """Every input row, kind and sequence number as given, in the write buffer's order
+        (key, ``sequence.field``, sequence number): what Java's ``MergeTreeWriter`` hands its
+        changelog writer before merging."""
+        assert self.merge is not None
+        work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
+        order, _, _ = merge_order(
+            work, self.merge.key_names, self.merge.sequence_fields, self.merge.sequence_ascending
+        )
+        rows = self._file_rows(work.take(order))
+        spec = self._spec(0, changelog=True)
+        for _, chunk in self._roll(rows):
+            meta = self._write_file(partition, bucket, chunk, 0, spec=spec)
+            self._changelog.setdefault((partition, bucket), []).append(meta)
+
+    def _file_rows(self, rows: pa.Table) -> pa.Table:
+        """Key-value rows (the table's columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) in the
+        file layout: ``_KEY_<k>``, the system columns, the columns."""
+        columns = [rows.column(k) for k in self.key_names]
+        columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
+        columns += [rows.column(name) for name in self.names]
+        return pa.Table.from_arrays(columns, schema=self.file_schema)
+
+    def _spec(self, level: int, *, changelog: bool) -> _FileSpec:
+        """The ``_FileSpec`` of data (or changelog) files written at ``level``.
+
+        Raises:
+            UnsupportedFeature: a format or compression this writer cannot produce.
+        """
+        key = (level, changelog)
+        spec = self._specs.get(key)
+        if spec is not None:
+            return spec
+        if not changelog:
+            return self._specs[(0, False)]  # compacted files keep level 0's format for now
+        options = self.table.options
+        file_format = write_format(options, self.is_pk, level, changelog=True)
+        check_fields(file_format, self.fields)
+        mode = options.changelog_file_stats_mode
+        spec = self._specs[key] = _FileSpec(
+            options.changelog_file_prefix,
+            file_format,
+            value_stats_modes(options, self.names, mode),
+            key_stats_modes(options, self.key_names, file_format.name, mode),
+        )
+        return spec
+
     def _key_value_rows(self, data: pa.Table, sequences: pa.Array, kinds: pa.Array) -> pa.Table:
         """Sorted by key in Java's order, one row per key: the key's records merged by the
         table's merge engine (its sequence number and row kind those of the merge result)."""
         assert self.merge is not None
         work = data.append_column(SEQUENCE_NUMBER, sequences).append_column(VALUE_KIND, kinds)
-        work = self.merge.merge(work)
-        columns = [work.column(k) for k in self.key_names]
-        columns += [work.column(SEQUENCE_NUMBER), work.column(VALUE_KIND)]
-        columns += [work.column(name) for name in self.names]
-        return pa.Table.from_arrays(columns, schema=self.file_schema)
+        return self._file_rows(self.merge.merge(work))
 
     def write_compacted(
         self,
@@ -587,15 +669,44 @@ class TableWrite:
         Primary-key ``rows`` are merged key-value rows in key order (the table's columns,
         ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``), keeping their sequence numbers; append rows
         are the table's columns, numbered from ``first_seq`` as Java's compact rewriter."""
+        return self._write_rows(partition, partition_values, bucket, rows, level, first_seq)
 
+    def write_changelog(
+        self,
+        partition: bytes,
+        partition_values: Sequence[Any],
+        bucket: int,
+        rows: pa.Table,
+        *,
+        level: int,
+    ) -> list[DataFileMeta]:
+        """Write a compaction's changelog ``rows`` (key-value rows as ``write_compacted``
+        takes them, kinds and sequence numbers kept) as changelog files of ``level``, rolling
+        at ``target-file-size``; the files belong to the caller. Java's
+        ``createRollingChangelogFileWriter``: file source APPEND, the changelog options."""
+        if not self.is_pk:
+            raise InvalidArgument("Changelog files exist only in primary-key tables")
+        spec = self._spec(level, changelog=True)
+        return self._write_rows(
+            partition, partition_values, bucket, rows, level, 0, spec=spec, file_source=0
+        )
+
+    def _write_rows(
+        self,
+        partition: bytes,
+        partition_values: Sequence[Any],
+        bucket: int,
+        rows: pa.Table,
+        level: int,
+        first_seq: int,
+        *,
+        spec: _FileSpec | None = None,
+        file_source: int = 1,
+    ) -> list[DataFileMeta]:
         def write() -> list[DataFileMeta]:
             self._values.setdefault(partition, tuple(partition_values))
-            data = rows
             if self.is_pk:
-                columns = [rows.column(k) for k in self.key_names]
-                columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
-                columns += [rows.column(name) for name in self.names]
-                data = pa.Table.from_arrays(columns, schema=self.file_schema)
+                data = self._file_rows(rows)
             else:
                 data = rows.select(self.names).cast(self.arrow_schema)
             written = len(self._written)
@@ -603,7 +714,13 @@ class TableWrite:
             for offset, chunk in self._roll(data):
                 metas.append(
                     self._write_file(
-                        partition, bucket, chunk, first_seq + offset, level=level, file_source=1
+                        partition,
+                        bucket,
+                        chunk,
+                        first_seq + offset,
+                        level=level,
+                        file_source=file_source,
+                        spec=spec,
                     )
                 )
             del self._written[written:]  # handed to the caller
@@ -630,19 +747,21 @@ class TableWrite:
         *,
         level: int = 0,
         file_source: int = 0,
+        spec: _FileSpec | None = None,
     ) -> DataFileMeta:
-        name = f"{self.file_prefix}{uuid.uuid4()}-0{self.file_suffix}"
+        spec = spec or self._specs[(0, False)]
+        name = f"{spec.prefix}{uuid.uuid4()}-0{spec.format.suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
         footers: list[pq.FileMetaData] = []  # a Parquet footer, whose column stats are reused
         size = write_data_file(
-            self.table.file_io, path, data, self.file_fields, self.format, footers
+            self.table.file_io, path, data, self.file_fields, spec.format, footers
         )
         n = data.num_rows
-        file_format = self.format.name
+        file_format = spec.format.name
         footer = FooterStats(footers[0]) if footers else None
         value_stats, stats_cols = dense_value_stats(
-            collect_stats(data, self.fields, self.value_modes, file_format, footer),
+            collect_stats(data, self.fields, spec.value_modes, file_format, footer),
             self.fields,
             self.dense_stats,
         )
@@ -654,7 +773,7 @@ class TableWrite:
             min_key = serialize_row(_row_at(data, self.key_names, 0), self.key_types)
             max_key = serialize_row(_row_at(data, self.key_names, n - 1), self.key_types)
             key_stats = to_simple_stats(
-                collect_stats(data, key_fields, self.key_modes, file_format, footer),
+                collect_stats(data, key_fields, spec.key_modes, file_format, footer),
                 self.key_types,
             )
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0

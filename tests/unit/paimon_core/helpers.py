@@ -1,19 +1,24 @@
-"""Helpers shared by the paimon_core tests: reading keys, snapshotting a directory, a
-local file I/O that fails at a chosen step to simulate a crash or an I/O error, and a
-corpus of corrupt snapshot and tag files."""
+"""Helpers shared by the paimon_core tests: reading keys, reading a snapshot's changelog,
+snapshotting a directory, a local file I/O that fails at a chosen step to simulate a crash
+or an I/O error, and a corpus of corrupt snapshot and tag files."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.io.fileio import LocalFileIO
+from paimon_core.operations.split_read import ROW_KINDS, IncrementalSplit, SplitRead
 from paimon_core.table import FileStoreTable
+
+if TYPE_CHECKING:
+    from paimon_core.format.manifest import ManifestEntry
+    from paimon_core.format.snapshot import Snapshot
 
 WRITES = ("write_bytes", "write_no_clobber", "overwrite_atomic")
 DELETES = ("delete",)
@@ -42,6 +47,31 @@ def keys(table: FileStoreTable, **options: str) -> list[int]:
 
     Always through a fresh copy, so no cached snapshot of ``table``'s managers is reused."""
     return sorted(table.copy(options).to_arrow().column("k").to_pylist())
+
+
+def changelog_entries(table: FileStoreTable, snapshot: Snapshot) -> list[ManifestEntry]:
+    """The entries of ``snapshot``'s changelog manifest list (none without one)."""
+    if not snapshot.changelog_manifest_list:
+        return []
+    metas = table.manifest_list.read(snapshot.changelog_manifest_list)
+    return [e for m in metas for e in table.manifest_file.read(m.file_name)]
+
+
+def changelog_rows(
+    table: FileStoreTable, snapshot: Snapshot, columns: Sequence[str] = ("k", "v")
+) -> list[tuple[Any, ...]]:
+    """The rows of ``snapshot``'s changelog files as they are, in file order: ``columns``,
+    then the row kind (``+I``...) and the sequence number."""
+    scan = table.new_scan()
+    reader = SplitRead(table, keep_delete=True, sequence_number=True)
+    out = []
+    for e in changelog_entries(table, snapshot):
+        values = scan.partition_values(e.partition)
+        split = IncrementalSplit(e.partition, values, e.bucket, (), (e.file,), None, True)
+        for row in reader.read(split, list(columns)).to_pylist():
+            kind, seq = ROW_KINDS[row["_VALUE_KIND"]], row["_SEQUENCE_NUMBER"]
+            out.append((*(row[c] for c in columns), kind, seq))
+    return out
 
 
 def file_state(root: str) -> dict[str, bytes]:

@@ -16,8 +16,16 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.snapshot import ChangelogManager, Snapshot, snapshot_to_json
 from paimon_core.lifecycle.expire import expire_changelogs, expire_snapshots
 from paimon_core.lifecycle.file_deletion import TableFiles, changelog_usage
+from paimon_core.lifecycle.rollback import rollback_to_snapshot
+from paimon_core.lifecycle.tag_management import create_tag, delete_tags
 from paimon_core.table import FileStoreTable
-from tests.unit.paimon_core.helpers import FailingIO
+from tests.unit.paimon_core.helpers import (
+    FailingIO,
+    changelog_entries,
+    changelog_rows,
+    kvd_batch,
+    kvd_table,
+)
 from tests.unit.paimon_core.lifecycle.test_lifecycle_state_machine import find_orphans
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
@@ -196,3 +204,58 @@ def test_our_expiry_then_javas_leave_what_javas_alone_leaves(
     same_state()
     rows = oracle("read", warehouse, "db.t")
     assert [(r["k"], r["v"]) for r in rows] == [(0, "2"), (1, "3"), (8, "java"), (9, "ours")]
+
+
+def _input_table(warehouse: str, **options: str) -> tuple[FileStoreTable, dict[int, str]]:
+    """A ``changelog-producer`` = ``input`` table after six commits, and the path of the
+    changelog file each commit wrote (a compaction trigger above six runs: one snapshot per
+    commit, no writer compaction)."""
+    options = {
+        "bucket": "1",
+        "changelog-producer": "input",
+        "num-sorted-run.compaction-trigger": "10",
+        **options,
+    }
+    table = kvd_table(warehouse, primary_keys=["k", "dt"], options=options)
+    written = {}
+    for i in range(1, 7):
+        table.write_arrow(kvd_batch([i % 3]))
+        snapshot = table.latest_snapshot()
+        assert snapshot is not None
+        (entry,) = changelog_entries(table, snapshot)
+        written[i] = f"{table.path}/dt=a/bucket-0/{entry.file.file_name}"
+    return table, written
+
+
+def test_decoupled_changelogs_keep_their_changelog_files_readable(warehouse: str) -> None:
+    table, written = _input_table(warehouse, **DECOUPLED)
+    assert table.snapshot_manager.list_snapshot_ids() == [5, 6]
+    changelogs = _changelogs(table)
+    assert changelogs.list_snapshot_ids() == [3, 4]
+    assert {i for i, path in written.items() if os.path.exists(path)} == {3, 4, 5, 6}
+    for changelog in changelogs.snapshots():
+        i = changelog.snapshot_id
+        assert changelog_rows(table, changelog) == [(i % 3, f"v{i % 3}", "+I", i - 1)]
+    assert find_orphans(table, dry_run=True).count == 0
+
+
+def test_coupled_expiry_deletes_changelog_files_tags_keep_theirs(warehouse: str) -> None:
+    table, written = _input_table(
+        warehouse, **{"snapshot.num-retained.max": "10", "snapshot.num-retained.min": "1"}
+    )
+    create_tag(table, "t2", snapshot_id=2)
+    assert expire_snapshots(table, retain_max=2, retain_min=1).expired == 4
+    assert not os.path.exists(f"{table.path}/changelog")
+    # The tagged snapshot's changelog stays with the tag (see file_deletion's docstring).
+    assert {i for i, path in written.items() if os.path.exists(path)} == {2, 5, 6}
+    assert find_orphans(table, dry_run=True).count == 0
+    delete_tags(table, "t2")
+    assert {i for i, path in written.items() if os.path.exists(path)} == {5, 6}
+    assert find_orphans(table, dry_run=True).count == 0
+
+
+def test_rollback_deletes_the_changelog_files_of_dropped_snapshots(warehouse: str) -> None:
+    table, written = _input_table(warehouse)
+    rollback_to_snapshot(table, 4)
+    assert {i for i, path in written.items() if os.path.exists(path)} == {1, 2, 3, 4}
+    assert find_orphans(table, dry_run=True).count == 0
