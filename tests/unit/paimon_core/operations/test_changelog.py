@@ -218,3 +218,21 @@ def test_a_conflicting_compaction_removes_its_changelog_files(warehouse: str) ->
 def _lists(table: FileStoreTable) -> list[str]:
     """The delta lists of every snapshot: what the table's commits added."""
     return [s.delta_manifest_list for s in table.snapshot_manager.snapshots()]
+
+
+def test_delta_commits_make_every_write_a_full_compaction_with_changelog(
+    warehouse: str,
+) -> None:
+    """``full-compaction.delta-commits`` > 0: each batch write fully compacts the buckets it
+    wrote (Paimon-Spark's ``DataWrite.preCommit``), so a full-compaction producer gets its
+    changelog from writes alone."""
+    table = _table(warehouse, "full-compaction", **{"full-compaction.delta-commits": "1"})
+    table.write_arrow(kvd_batch([1, 2]))
+    table.write_arrow(_rows([1], ["x"]))
+    kinds = [str(s.commit_kind) for s in table.snapshot_manager.snapshots()]
+    assert kinds == ["APPEND", "COMPACT", "APPEND", "COMPACT"]
+    latest = table.latest_snapshot()
+    assert latest is not None
+    assert changelog_rows(table, latest) == [(1, "v1", "-U", 0), (1, "x", "+U", 2)]
+    levels = {e.file.level for e in table.new_scan().read_entries(latest)}
+    assert levels == {5}
