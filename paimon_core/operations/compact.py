@@ -33,6 +33,7 @@ from paimon_core.operations.commit import FileStoreCommit
 from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
 from paimon_core.operations.merge.base import ADD_KINDS, VALUE_KIND, drop_retractions
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
+from paimon_core.operations.merge.lookup import lookup_candidates, needs_lookup
 from paimon_core.operations.read import ROW_POSITION, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
@@ -244,20 +245,21 @@ class CompactOptions:
             target_file_size=target,
             compaction_file_size=int(target * ratio),
             min_file_num=options.get_int("compaction.min.file-num", 5) or 5,
-            lookup=needs_lookup(table),
+            lookup=table_needs_lookup(table),
         )
 
 
-def needs_lookup(table: FileStoreTable) -> bool:
-    """Java's ``CoreOptions.needLookup`` for the features this implementation has: tables
-    whose level-0 files batch reads skip (first-row, deletion vectors), so that every write
-    compacts its level-0 files up (``ForceUpLevel0Compaction``) looking the keys up in the
-    levels below the output."""
+def table_needs_lookup(table: FileStoreTable) -> bool:
+    """Tables whose writes compact every level-0 file up (``ForceUpLevel0Compaction``),
+    looking the keys up in the levels below the output: batch reads skip level 0 on
+    first-row and deletion-vector tables, and ``changelog-producer`` = ``lookup`` makes its
+    changelog there."""
     options = table.options
-    return table.is_primary_key_table and (
-        options.merge_engine == "first-row"
-        or options.deletion_vectors_enabled
-        or options.changelog_producer == "lookup"
+    return needs_lookup(
+        table.is_primary_key_table,
+        options.merge_engine,
+        options.deletion_vectors_enabled,
+        options.changelog_producer,
     )
 
 
@@ -396,25 +398,32 @@ def _compact_key_values(
                 rows = drop_retractions(_key_values(reader, task, [f], dv))
                 produced = _write_changelog(table, task, rows, unit.output_level, on_new_file)
             return _message(task, [f], [replace(f, level=unit.output_level)], produced)
-    if changelog:
-        tables = [_key_values(reader, task, [f], dv) for f in unit.files]
+    keys = list(reader.merge.key_names)
+    tables = [_key_values(reader, task, [f], dv) for f in unit.files]
+    levels = [f.level for f in unit.files]
+    if reader.merge.lookup:
+        rows, row_levels = lookup_candidates(tables, levels, keys)
+    else:
         rows = pa.concat_tables(tables)
-        top = np.repeat([f.level == max_level for f in unit.files], [t.num_rows for t in tables])
-        deduplicate = None
-        if table.options.changelog_row_deduplicate:
-            ignored = set(table.options.changelog_row_deduplicate_ignore_fields)
-            deduplicate = [n for n in table.schema.field_names if n not in ignored]
+        row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
+    deduplicate = None
+    if table.options.changelog_row_deduplicate:
+        ignored = set(table.options.changelog_row_deduplicate_ignore_fields)
+        deduplicate = [n for n in table.schema.field_names if n not in ignored]
+    changes = None
+    if changelog:
+        top = row_levels == max_level
         merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
     else:
-        rows = _key_values(reader, task, unit.files, dv)
         merged = reader.merge.merge(rows)
-        changes = None
     if options.lookup:
         inputs = {f.file_name for f in unit.files}
         deeper = [
             f for f in task.files if f.level > unit.output_level and f.file_name not in inputs
         ]
-        merged = _lookup(reader, task, merged, rows, deeper, dv)
+        merged, changes = _lookup(
+            reader, task, merged, rows, row_levels, deeper, dv, deduplicate, changes
+        )
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
@@ -506,29 +515,63 @@ def _lookup(
     reader: TableRead,
     task: CompactTask,
     merged: pa.Table,
-    inputs: pa.Table,
+    rows: pa.Table,
+    row_levels: np.ndarray,
     deeper: Sequence[DataFileMeta],
     dv: BucketedDvMaintainer | None,
-) -> pa.Table:
+    deduplicate: Sequence[str] | None,
+    changes: pa.Table | None,
+) -> tuple[pa.Table, pa.Table | None]:
     """Java's lookup compaction (``LookupMergeTreeCompactRewriter``) of a unit written above
-    older levels: each merged key is looked up in the levels below the output, newest level
-    first. First-row keeps the older row (the new key-value is dropped:
-    ``FirstRowMergeFunctionWrapper``); with deletion vectors the older row is marked deleted
-    and merged in as the oldest record of its key (``LookupChangelogMergeFunctionWrapper``),
-    so that the output holds the key's whole merged value."""
-    if not deeper or not merged.num_rows:
-        return merged
+    older levels; returns the merged rows and the changelog.
+
+    A merged key without a record above level 0 among the inputs is looked up in the levels
+    below the output, newest level first. First-row keeps the older row (the new record is
+    dropped: ``FirstRowMergeFunctionWrapper``); the other engines merge the older record in as
+    the key's oldest (``LookupChangelogMergeFunctionWrapper``), so the output holds the key's
+    whole value, and with deletion vectors mark it deleted. With ``changelog-producer`` =
+    ``lookup`` each key with a level-0 record gets its changelog: the older (or input
+    high-level) record before, the merged one after."""
     assert reader.merge is not None
     keys = list(reader.merge.key_names)
     first_row = reader.merge.engine == "first-row"
-    wanted = merged.select(keys)
+    high = row_levels > 0
+    if merged.num_rows and high.any():
+        wanted = _anti_join(merged.select(keys), rows.filter(pa.array(high)).select(keys), keys)
+    else:
+        wanted = merged.select(keys)
+    older = _older_records(reader, task, wanted, deeper, dv, mark=dv is not None and not first_row)
+    if first_row:
+        if older is not None:
+            merged = _anti_join(merged, older.select(keys), keys)
+    elif older is not None:
+        older = older.select(rows.schema.names).cast(rows.schema)
+        again = _semi_join(rows, older.select(keys), keys)
+        rest = _anti_join(merged, older.select(keys), keys)
+        remerged = reader.merge.merge(pa.concat_tables([older, again]))
+        merged = _sorted_by_key(pa.concat_tables([rest, remerged.cast(rest.schema)]), keys)
+    if reader.table.options.changelog_producer != "lookup":
+        return merged, changes
+    return merged, _lookup_changelog(reader, merged, rows, row_levels, older, deduplicate)
+
+
+def _older_records(
+    reader: TableRead,
+    task: CompactTask,
+    wanted: pa.Table,
+    deeper: Sequence[DataFileMeta],
+    dv: BucketedDvMaintainer | None,
+    mark: bool,
+) -> pa.Table | None:
+    """The live record of each ``wanted`` key on the newest level of ``deeper`` holding it
+    (rows its deletion vector deletes left out); ``mark``: delete them in ``dv``."""
+    keys = wanted.column_names
     found: list[pa.Table] = []
     for level in sorted({f.level for f in deeper}):
         for f in sorted((f for f in deeper if f.level == level), key=lambda f: f.min_key):
             if not wanted.num_rows:
                 break
-            split = Split(task.partition, task.partition_values, task.bucket, (f,), None)
-            rows = reader.to_arrow_with_positions(split)
+            rows = reader.to_arrow_with_positions(_split(task, [f]))
             if dv is not None:
                 vector = dv.deletion_vector_of(f.file_name)
                 if vector is not None:
@@ -540,21 +583,44 @@ def _lookup(
             if not hits.num_rows:
                 continue
             wanted = _anti_join(wanted, hits.select(keys), keys)
-            if dv is not None and not first_row:
+            if mark:
+                assert dv is not None
                 dv.notify_new_deletion(f.file_name, hits.column(ROW_POSITION).to_numpy())
             found.append(hits.drop_columns([ROW_POSITION]))
-    if not found:
-        return merged
-    older = pa.concat_tables(found)
-    if first_row:
-        return _anti_join(merged, older.select(keys), keys)
-    if dv is None:
-        return merged  # (changelog-producer lookup without deletion vectors: levels merge on read)
-    older = older.select(inputs.schema.names).cast(inputs.schema)
-    again = _semi_join(inputs, older.select(keys), keys)
-    rest = _anti_join(merged, older.select(keys), keys)
-    remerged = reader.merge.merge(pa.concat_tables([older, again]))
-    return _sorted_by_key(pa.concat_tables([rest, remerged.cast(rest.schema)]), keys)
+    return pa.concat_tables(found) if found else None
+
+
+def _lookup_changelog(
+    reader: TableRead,
+    merged: pa.Table,
+    rows: pa.Table,
+    row_levels: np.ndarray,
+    older: pa.Table | None,
+    deduplicate: Sequence[str] | None,
+) -> pa.Table:
+    """``LookupChangelogMergeFunctionWrapper.setChangelog`` for the keys with a level-0
+    record: ``+I`` of a new key, ``-D`` of the record before for a deleted one, ``-U``/``+U``
+    for a changed one (``changelog-producer.row-deduplicate`` drops unchanged ones)."""
+    assert reader.merge is not None
+    keys = list(reader.merge.key_names)
+    level0 = rows.filter(pa.array(row_levels <= 0))
+    if not level0.num_rows:
+        return rows.schema.empty_table()
+    touched = level0.select(keys)
+    before = rows.filter(pa.array(row_levels > 0))
+    if older is not None:
+        before = pa.concat_tables([before, older.select(rows.schema.names).cast(rows.schema)])
+    before = _semi_join(before, touched, keys)
+    if reader.merge.engine == "first-row":
+        new = _anti_join(_semi_join(merged, touched, keys), before.select(keys), keys)
+        kinds = pa.array(np.zeros(new.num_rows, np.int8), pa.int8())
+        return new.set_column(
+            new.schema.get_field_index(VALUE_KIND), pa.field(VALUE_KIND, pa.int8(), False), kinds
+        )
+    candidates = pa.concat_tables([before, level0])
+    top = np.concatenate([np.ones(before.num_rows, bool), np.zeros(level0.num_rows, bool)])
+    _, changes = full_compaction_changelog(candidates, top, reader.merge, deduplicate)
+    return changes
 
 
 def _semi_join(rows: pa.Table, keys: pa.Table, names: Sequence[str]) -> pa.Table:

@@ -196,7 +196,8 @@ class TableRead:
         else:
             # Keys compare in Java's order (``float_order``): all NaN keys are one key and
             # -0.0 and 0.0 are two.
-            merged = self.merge.merge_for_read(pa.concat_tables(tables))
+            levels = [f.level for f in split.files]
+            merged = drop_retractions(self.merge.merge_files(tables, levels))
         return merged.select([f.name for f in fields])
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:

@@ -211,7 +211,7 @@ class SplitRead(TableRead):
             return schema.append(pa.field(VALUE_KIND, pa.int8(), False)).empty_table()
         if len(tables) == 1:
             return tables[0]  # keys are unique within one file
-        return self.merge.merge(pa.concat_tables(tables))  # the table's merge engine
+        return self.merge.merge_files(tables, [f.level for f in files])  # the table's engine
 
     def _diff(self, split: IncrementalSplit, fields: list[DataField]) -> pa.Table:
         """``IncrementalDiffSplitRead``: per key, the end state where it differs from the

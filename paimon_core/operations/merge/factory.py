@@ -22,6 +22,7 @@ from paimon_core.operations.merge.aggregators import FieldAggregator, create_agg
 from paimon_core.operations.merge.base import MergeFunction, drop_retractions, merge_key_values
 from paimon_core.operations.merge.deduplicate import DeduplicateMergeFunction
 from paimon_core.operations.merge.first_row import FirstRowMergeFunction
+from paimon_core.operations.merge.lookup import lookup_candidates, needs_lookup
 from paimon_core.operations.merge.partial_update import PartialUpdateMergeFunction
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class KeyValueMerge:
     sequence_ascending: bool
     ignore_delete: bool
     engine: str
+    lookup: bool = False
 
     def merge(self, rows: pa.Table) -> pa.Table:
         """One row per key of ``rows``, in key order, with the merged ``_SEQUENCE_NUMBER`` and
@@ -49,6 +51,14 @@ class KeyValueMerge:
     def merge_for_read(self, rows: pa.Table) -> pa.Table:
         """``merge`` without the deleted keys."""
         return drop_retractions(self.merge(rows))
+
+    def merge_files(self, tables: Sequence[pa.Table], levels: Sequence[int]) -> pa.Table:
+        """``merge`` of the key-value rows of several files (``levels`` theirs): on a lookup
+        table only what ``LookupMergeFunction`` merges (``merge.lookup``)."""
+        if self.lookup:
+            rows, _ = lookup_candidates(tables, levels, self.key_names)
+            return self.merge(rows)
+        return self.merge(pa.concat_tables(tables))
 
     def required_fields(self, names: Sequence[str]) -> list[str]:
         """The columns a merge producing ``names`` must read besides them: the keys, the
@@ -70,6 +80,13 @@ def key_value_merge(schema: TableSchema) -> KeyValueMerge:
         UnsupportedFeature: an aggregate function this implementation does not have.
     """
     options = MergeOptions.of_schema(schema)
+    table_options = schema.options
+    lookup = options.engine != "first-row" and needs_lookup(
+        bool(schema.primary_keys),
+        options.engine,
+        str(table_options.get("deletion-vectors.enabled", "false")).lower() == "true",
+        str(table_options.get("changelog-producer", "none")).lower(),
+    )
     return KeyValueMerge(
         function=merge_function(schema, options),
         key_names=tuple(schema.trimmed_primary_keys),
@@ -77,6 +94,7 @@ def key_value_merge(schema: TableSchema) -> KeyValueMerge:
         sequence_ascending=options.sequence_ascending,
         ignore_delete=options.ignore_delete,
         engine=options.engine,
+        lookup=lookup,
     )
 
 

@@ -6,6 +6,7 @@ manifest list and read by incremental queries."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -84,7 +85,7 @@ def test_input_writes_every_input_row_as_changelog(warehouse: str) -> None:
 
 
 def test_no_changelog_without_input_producer_or_on_overwrite(warehouse: str) -> None:
-    for producer, name in (("none", "n"), ("full-compaction", "f"), ("lookup", "l")):
+    for producer, name in (("none", "n"), ("full-compaction", "f")):
         table = _table(f"{warehouse}/{name}", producer)
         table.write_arrow(kvd_batch([1, 2]))
         snapshot = table.latest_snapshot()
@@ -236,3 +237,82 @@ def test_delta_commits_make_every_write_a_full_compaction_with_changelog(
     assert changelog_rows(table, latest) == [(1, "v1", "-U", 0), (1, "x", "+U", 2)]
     levels = {e.file.level for e in table.new_scan().read_entries(latest)}
     assert levels == {5}
+
+
+@pytest.mark.parametrize(
+    ("options", "first"),
+    [
+        ({}, [(1, "v1", "+I", 0), (2, "v2", "+I", 1)]),
+        ({"deletion-vectors.enabled": "true"}, [(1, "v1", "+I", 0), (2, "v2", "+I", 1)]),
+        ({"merge-engine": "first-row"}, [(1, "v1", "+I", 0), (2, "v2", "+I", 1)]),
+    ],
+    ids=["deduplicate", "deletion-vectors", "first-row"],
+)
+def test_lookup_changelog_comes_with_each_write(
+    warehouse: str, oracle: Any, options: dict[str, str], first: list[tuple]
+) -> None:
+    """``changelog-producer`` = ``lookup``: each write's lookup compaction looks its keys up
+    in the older levels and writes their changelog, published in the COMPACT snapshot."""
+    table = _table(warehouse, "lookup", **options)
+    table.write_arrow(kvd_batch([1, 2]))
+    latest = table.latest_snapshot()
+    assert latest is not None and str(latest.commit_kind) == "COMPACT"
+    assert changelog_rows(table, latest) == first
+    table.write_arrow(_rows([1, 3], ["x", "y"]))
+    latest = table.latest_snapshot()
+    assert latest is not None
+    if options.get("merge-engine") == "first-row":
+        assert changelog_rows(table, latest) == [(3, "y", "+I", 3)]
+        return
+    assert changelog_rows(table, latest) == [
+        (1, "v1", "-U", 0),
+        (1, "x", "+U", 2),
+        (3, "y", "+I", 3),
+    ]
+    _deletes(table, [2])
+    latest = table.latest_snapshot()
+    assert latest is not None
+    assert changelog_rows(table, latest) == [(2, "v2", "-D", 1)]
+    rows = oracle("read", table.path.rsplit("/", 2)[0], "db.t")
+    assert sorted((r["k"], r["v"]) for r in rows) == [(1, "x"), (3, "y")]
+    assert sorted(_incremental(table, **{"incremental-between": "2,6"})) == [
+        (1, "v1", "-U"),
+        (1, "x", "+U"),
+        (2, "v2", "-D"),
+        (3, "y", "+I"),
+    ]
+
+
+def test_lookup_aggregation_is_not_counted_twice(warehouse: str, oracle: Any) -> None:
+    """The record a lookup compaction writes holds the whole value of its key, so reads merge
+    only the level-0 records and the lowest record above (``LookupMergeFunction``): a sum
+    over three levels is not counted twice, by us nor by Java."""
+    from paimon_core.catalog import FileSystemCatalog
+
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("n", pa.int64())])
+    catalog = FileSystemCatalog(f"{warehouse}/agg")
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema,
+        primary_keys=["k"],
+        options={
+            "bucket": "1",
+            "changelog-producer": "lookup",
+            "merge-engine": "aggregation",
+            "fields.n.aggregate-function": "sum",
+        },
+    )
+    table.write_arrow(pa.table({"k": list(range(200)), "n": [1] * 200}, schema=schema))
+    levels = []
+    for n in (10, 100, 1000):
+        table.write_arrow(pa.table({"k": [7], "n": [n]}, schema=schema))
+        latest = table.latest_snapshot()
+        assert latest is not None
+        levels.append(sorted(e.file.level for e in table.new_scan().read_entries(latest)))
+    assert [4, 5] in levels  # the key on two levels at once
+    assert [4, 5] == levels[-1]
+    ours = {r["k"]: r["n"] for r in table.to_arrow().to_pylist()}
+    assert ours[7] == 1111 and sum(ours.values()) == 1110 + 200
+    java = {r["k"]: r["n"] for r in oracle("read", f"{warehouse}/agg", "db.t")}
+    assert java == ours
