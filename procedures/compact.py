@@ -1,22 +1,27 @@
-"""``CALL sys.compact``: Paimon Spark's ``CompactProcedure`` arguments and result row.
+"""Compaction procedures of Paimon Spark 2.0: ``compact`` and ``compact_manifest``, with
+their arguments and result rows.
 
-The buckets are compacted by ``paimon_core.operations.compact``; the ``CallContext``'s
-``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process otherwise) and
-the driver commits one COMPACT snapshot. Sort compaction supports ``order_strategy =>
-'order'``; 'zorder' and 'hilbert' are refused.
+``compact``: the buckets are compacted by ``paimon_core.operations.compact``; the
+``CallContext``'s ``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process
+otherwise) and the driver commits one COMPACT snapshot. Sort compaction supports
+``order_strategy => 'order'``; 'zorder' and 'hilbert' are refused.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
 from paimon_core.format.options import parse_duration
 from paimon_core.operations.compact import compact_table
+from paimon_core.operations.manifest_merge import manifest_compact_dry_run
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.maintenance import parse_options
 
 COMPACT_OUTPUT = (Column("result", "BOOLEAN"),)
+DRY_RUN_MESSAGE = Column("message", "STRING")
+_LOG = logging.getLogger(__name__)
 ORDER_STRATEGIES = ("order", "zorder", "hilbert", "none")
 _CONDITION = re.compile(
     r"\s*`?(\w+)`?\s*(<=|>=|<>|!=|=|<|>)\s*('(?:[^']|'')*'|\"[^\"]*\"|[-+]?[\w.]+)\s*"
@@ -103,22 +108,56 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     return ProcedureResult(COMPACT_OUTPUT, [(True,)])
 
 
+def _compact_manifest(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon Spark 2.0's ``CompactManifestProcedure``: one full manifest merge of the
+    latest snapshot, committed as a COMPACT snapshot (no data file is touched; the old
+    manifests stay for the older snapshots until they expire). Master after 2.0 adds the
+    ``manifest_sort_*`` arguments, which are not implemented.
+
+    ``dry_run => true`` changes nothing; Paimon logs its summary and returns true, and so
+    does this, with the summary as a second column ``message`` too (a shell hides the log).
+    """
+    table = ctx.table(args["table"])
+    options = parse_options(ctx, args["options"])
+    if options:
+        table = table.copy(options)
+    if args["dry_run"]:
+        message = manifest_compact_dry_run(table)
+        _LOG.info(message)
+        return ProcedureResult((*COMPACT_OUTPUT, DRY_RUN_MESSAGE), [(True, message)])
+    table.new_commit().compact_manifest()
+    return ProcedureResult(COMPACT_OUTPUT, [(True,)])
+
+
+_COMPACT = Procedure(
+    "compact",
+    (
+        Parameter("table", "STRING", required=True),
+        Parameter("partitions", "STRING"),
+        Parameter("compact_strategy", "STRING"),
+        Parameter("order_strategy", "STRING"),
+        Parameter("order_by", "STRING"),
+        Parameter("where", "STRING"),
+        Parameter("options", "STRING"),
+        Parameter("partition_idle_time", "STRING"),
+        Parameter("buckets", "STRING"),
+    ),
+    COMPACT_OUTPUT,
+    _compact,
+    "This procedure execute compact action on paimon table.",
+)
+
 COMPACT_PROCEDURES = (
+    _COMPACT,
     Procedure(
-        "compact",
+        "compact_manifest",
         (
             Parameter("table", "STRING", required=True),
-            Parameter("partitions", "STRING"),
-            Parameter("compact_strategy", "STRING"),
-            Parameter("order_strategy", "STRING"),
-            Parameter("order_by", "STRING"),
-            Parameter("where", "STRING"),
             Parameter("options", "STRING"),
-            Parameter("partition_idle_time", "STRING"),
-            Parameter("buckets", "STRING"),
+            Parameter("dry_run", "BOOLEAN"),
         ),
         COMPACT_OUTPUT,
-        _compact,
+        _compact_manifest,
         "This procedure execute compact action on paimon table.",
     ),
 )
