@@ -1,5 +1,5 @@
-"""Compaction procedures of Paimon Spark 2.0: ``compact`` and ``compact_manifest``, with
-their arguments and result rows.
+"""Compaction procedures of Paimon Spark 2.0: ``compact``, ``compact_manifest`` and
+``compact_database``, with their arguments and result rows.
 
 ``compact``: the buckets are compacted by ``paimon_core.operations.compact``; the
 ``CallContext``'s ``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process
@@ -20,6 +20,7 @@ from procedures.base import CallContext, Column, Parameter, Procedure, Procedure
 from procedures.maintenance import parse_options
 
 COMPACT_OUTPUT = (Column("result", "BOOLEAN"),)
+COMPACT_DATABASE_OUTPUT = (Column("result", "STRING"),)
 DRY_RUN_MESSAGE = Column("message", "STRING")
 _LOG = logging.getLogger(__name__)
 ORDER_STRATEGIES = ("order", "zorder", "hilbert", "none")
@@ -129,6 +130,60 @@ def _compact_manifest(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult
     return ProcedureResult(COMPACT_OUTPUT, [(True,)])
 
 
+def _pattern(ctx: CallContext, text: str, argument: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise ctx.fail(f"Invalid regular expression '{text}' for {argument}: {err}") from None
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _compact_database(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon Spark 2.0's ``CompactDatabaseProcedure``: ``CALL sys.compact`` with only
+    ``options`` on every table whose database fully matches ``including_databases`` and
+    whose ``db.table`` fully matches ``including_tables`` but not ``excluding_tables``
+    (Java regular expressions; Python's ``re`` agrees on the common syntax).
+
+    As in Paimon a table whose compaction fails is counted, logged and skipped, the others
+    go on. A malformed ``options`` or pattern fails the call before any table is touched.
+    """
+    databases = _pattern(ctx, _or(args["including_databases"], ".*"), "including_databases")
+    including = _pattern(ctx, _or(args["including_tables"], ".*"), "including_tables")
+    excluding = None
+    if not _blank(args["excluding_tables"]):
+        excluding = _pattern(ctx, args["excluding_tables"], "excluding_tables")
+    parse_options(ctx, args["options"])
+    succeeded = failed = 0
+    for database in ctx.catalog.list_databases():
+        if not databases.fullmatch(database):
+            continue
+        for name in ctx.catalog.list_tables(database):
+            full_name = f"{database}.{name}"
+            if not including.fullmatch(full_name) or (
+                excluding is not None and excluding.fullmatch(full_name)
+            ):
+                continue
+            compact_args = dict.fromkeys(p.name for p in _COMPACT.parameters)
+            compact_args["table"] = f"{_quoted(database)}.{_quoted(name)}"
+            compact_args["options"] = args["options"]
+            try:
+                _compact(ctx, compact_args)
+            except Exception as err:
+                failed += 1
+                _LOG.error("Failed to compact table: %s: %s", full_name, " ".join(str(err).split()))
+            else:
+                succeeded += 1
+    message = f"Compact database finished. Success: {succeeded}, Failed: {failed}"
+    return ProcedureResult(COMPACT_DATABASE_OUTPUT, [(message,)])
+
+
+def _or(value: str | None, default: str) -> str:
+    return default if value is None else value
+
+
 _COMPACT = Procedure(
     "compact",
     (
@@ -159,5 +214,17 @@ COMPACT_PROCEDURES = (
         COMPACT_OUTPUT,
         _compact_manifest,
         "This procedure execute compact action on paimon table.",
+    ),
+    Procedure(
+        "compact_database",
+        (
+            Parameter("including_databases", "STRING"),
+            Parameter("including_tables", "STRING"),
+            Parameter("excluding_tables", "STRING"),
+            Parameter("options", "STRING"),
+        ),
+        COMPACT_DATABASE_OUTPUT,
+        _compact_database,
+        "This procedure executes compact action on all tables in database(s).",
     ),
 )

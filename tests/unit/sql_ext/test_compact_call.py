@@ -62,3 +62,38 @@ def test_call_compact_manifest_in_process_and_through_spark(spark: Any, warehous
     assert (latest.snapshot_id, latest.commit_kind) == (5, CommitKind.COMPACT)
     assert len(table.manifest_list.read(latest.base_manifest_list)) == 1
     assert sorted(map(str, table.to_arrow().to_pylist())) == rows
+
+
+def test_call_compact_database_through_spark(spark: Any, warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    catalog.create_database("other")
+    for identifier in ("db.t", "db.u", "other.t"):
+        new_table(
+            catalog, identifier, commits=3, primary_keys=["id", "dt"], options={"bucket": "2"}
+        )
+    before = {
+        i: sorted(map(str, catalog.get_table(i).to_arrow().to_pylist())) for i in ("db.t", "db.u")
+    }
+    engine = MetadataEngine(warehouse)
+    assert isinstance(engine.run("CALL sys.compact_database()"), ToSpark)
+    session = PaimonSession(spark, warehouse=warehouse)
+    try:
+        df = session.sql(
+            "CALL sys.compact_database(including_databases => 'db', excluding_tables => 'db.u')"
+        )
+        assert df.schema.simpleString() == "struct<result:string>"
+        assert [tuple(r) for r in df.collect()] == [
+            ("Compact database finished. Success: 1, Failed: 0",)
+        ]
+    finally:
+        session.stop()
+    kinds = {
+        i: catalog.get_table(i).latest_snapshot().commit_kind for i in ("db.t", "db.u", "other.t")
+    }
+    assert kinds == {
+        "db.t": CommitKind.COMPACT,
+        "db.u": CommitKind.APPEND,
+        "other.t": CommitKind.APPEND,
+    }
+    for identifier, rows in before.items():
+        assert sorted(map(str, catalog.get_table(identifier).to_arrow().to_pylist())) == rows
