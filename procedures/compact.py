@@ -1,23 +1,29 @@
-"""``CALL sys.compact``: Paimon Spark's ``CompactProcedure`` arguments and result row.
+"""Compaction procedures of Paimon Spark 2.0: ``compact``, ``compact_manifest`` and
+``compact_database``, with their arguments and result rows.
 
-The buckets are compacted by ``paimon_core.operations.compact``; the ``CallContext``'s
-``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process otherwise) and
-the driver commits one COMPACT snapshot. Sort compaction (``order_strategy => 'order' |
-'zorder' | 'hilbert'`` with ``order_by``) rewrites every file of the selected partitions of an
-unaware-bucket append table in that order (``paimon_core.operations.sort``).
+``compact``: the buckets are compacted by ``paimon_core.operations.compact``; the
+``CallContext``'s ``run_tasks`` decides where (Spark tasks under ``PaimonSession``, in process
+otherwise) and the driver commits one COMPACT snapshot. Sort compaction (``order_strategy =>
+'order' | 'zorder' | 'hilbert'`` with ``order_by``) rewrites every file of the selected
+partitions of an unaware-bucket append table in that order (``paimon_core.operations.sort``).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
 from paimon_core.format.options import parse_duration
 from paimon_core.operations.compact import compact_table
+from paimon_core.operations.manifest_merge import manifest_compact_dry_run
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.maintenance import parse_options
 
 COMPACT_OUTPUT = (Column("result", "BOOLEAN"),)
+COMPACT_DATABASE_OUTPUT = (Column("result", "STRING"),)
+DRY_RUN_MESSAGE = Column("message", "STRING")
+_LOG = logging.getLogger(__name__)
 ORDER_STRATEGIES = ("order", "zorder", "hilbert", "none")
 _CONDITION = re.compile(
     r"\s*`?(\w+)`?\s*(<=|>=|<>|!=|=|<|>)\s*('(?:[^']|'')*'|\"[^\"]*\"|[-+]?[\w.]+)\s*"
@@ -103,22 +109,122 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     return ProcedureResult(COMPACT_OUTPUT, [(True,)])
 
 
+def _compact_manifest(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon Spark 2.0's ``CompactManifestProcedure``: one full manifest merge of the
+    latest snapshot, committed as a COMPACT snapshot (no data file is touched; the old
+    manifests stay for the older snapshots until they expire). Master after 2.0 adds the
+    ``manifest_sort_*`` arguments, which are not implemented.
+
+    ``dry_run => true`` changes nothing; Paimon logs its summary and returns true, and so
+    does this, with the summary as a second column ``message`` too (a shell hides the log).
+    """
+    table = ctx.table(args["table"])
+    options = parse_options(ctx, args["options"])
+    if options:
+        table = table.copy(options)
+    if args["dry_run"]:
+        message = manifest_compact_dry_run(table)
+        _LOG.info(message)
+        return ProcedureResult((*COMPACT_OUTPUT, DRY_RUN_MESSAGE), [(True, message)])
+    table.new_commit().compact_manifest()
+    return ProcedureResult(COMPACT_OUTPUT, [(True,)])
+
+
+def _pattern(ctx: CallContext, text: str, argument: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise ctx.fail(f"Invalid regular expression '{text}' for {argument}: {err}") from None
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _compact_database(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon Spark 2.0's ``CompactDatabaseProcedure``: ``CALL sys.compact`` with only
+    ``options`` on every table whose database fully matches ``including_databases`` and
+    whose ``db.table`` fully matches ``including_tables`` but not ``excluding_tables``
+    (Java regular expressions; Python's ``re`` agrees on the common syntax).
+
+    As in Paimon a table whose compaction fails is counted, logged and skipped, the others
+    go on. A malformed ``options`` or pattern fails the call before any table is touched.
+    """
+    databases = _pattern(ctx, _or(args["including_databases"], ".*"), "including_databases")
+    including = _pattern(ctx, _or(args["including_tables"], ".*"), "including_tables")
+    excluding = None
+    if not _blank(args["excluding_tables"]):
+        excluding = _pattern(ctx, args["excluding_tables"], "excluding_tables")
+    parse_options(ctx, args["options"])
+    succeeded = failed = 0
+    for database in ctx.catalog.list_databases():
+        if not databases.fullmatch(database):
+            continue
+        for name in ctx.catalog.list_tables(database):
+            full_name = f"{database}.{name}"
+            if not including.fullmatch(full_name) or (
+                excluding is not None and excluding.fullmatch(full_name)
+            ):
+                continue
+            compact_args = dict.fromkeys(p.name for p in _COMPACT.parameters)
+            compact_args["table"] = f"{_quoted(database)}.{_quoted(name)}"
+            compact_args["options"] = args["options"]
+            try:
+                _compact(ctx, compact_args)
+            except Exception as err:
+                failed += 1
+                _LOG.error("Failed to compact table: %s: %s", full_name, " ".join(str(err).split()))
+            else:
+                succeeded += 1
+    message = f"Compact database finished. Success: {succeeded}, Failed: {failed}"
+    return ProcedureResult(COMPACT_DATABASE_OUTPUT, [(message,)])
+
+
+def _or(value: str | None, default: str) -> str:
+    return default if value is None else value
+
+
+_COMPACT = Procedure(
+    "compact",
+    (
+        Parameter("table", "STRING", required=True),
+        Parameter("partitions", "STRING"),
+        Parameter("compact_strategy", "STRING"),
+        Parameter("order_strategy", "STRING"),
+        Parameter("order_by", "STRING"),
+        Parameter("where", "STRING"),
+        Parameter("options", "STRING"),
+        Parameter("partition_idle_time", "STRING"),
+        Parameter("buckets", "STRING"),
+    ),
+    COMPACT_OUTPUT,
+    _compact,
+    "This procedure execute compact action on paimon table.",
+)
+
 COMPACT_PROCEDURES = (
+    _COMPACT,
     Procedure(
-        "compact",
+        "compact_manifest",
         (
             Parameter("table", "STRING", required=True),
-            Parameter("partitions", "STRING"),
-            Parameter("compact_strategy", "STRING"),
-            Parameter("order_strategy", "STRING"),
-            Parameter("order_by", "STRING"),
-            Parameter("where", "STRING"),
             Parameter("options", "STRING"),
-            Parameter("partition_idle_time", "STRING"),
-            Parameter("buckets", "STRING"),
+            Parameter("dry_run", "BOOLEAN"),
         ),
         COMPACT_OUTPUT,
-        _compact,
+        _compact_manifest,
         "This procedure execute compact action on paimon table.",
+    ),
+    Procedure(
+        "compact_database",
+        (
+            Parameter("including_databases", "STRING"),
+            Parameter("including_tables", "STRING"),
+            Parameter("excluding_tables", "STRING"),
+            Parameter("options", "STRING"),
+        ),
+        COMPACT_DATABASE_OUTPUT,
+        _compact_database,
+        "This procedure executes compact action on all tables in database(s).",
     ),
 )

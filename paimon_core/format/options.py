@@ -103,6 +103,18 @@ def parse_memory_size(text: str) -> int:
     return value * factor
 
 
+def format_memory_size(size: int) -> str:
+    """Paimon's ``MemorySize.toString``: the largest unit dividing ``size`` exactly, its
+    long name (``8 mb``, ``1536 bytes``, ``7 bytes``; ``0 bytes``, and whole tebibytes in bytes as
+    Java prints them)."""
+    units = ((1, "bytes"), (1024, "kb"), (1024**2, "mb"), (1024**3, "gb"), (1024**4, "tb"))
+    for i, (factor, _name) in enumerate(units):
+        if size % factor:
+            factor, name = units[max(i - 1, 0)]
+            return f"{size // factor} {name}"
+    return f"{size} bytes"
+
+
 def parse_bool(text: str, key: str = "") -> bool:
     """``true``/``false`` in any case, as Java's option parser."""
     lowered = str(text).strip().lower()

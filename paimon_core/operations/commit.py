@@ -304,6 +304,91 @@ class FileStoreCommit:
             changes, CommitKind.OVERWRITE, BATCH_COMMIT_IDENTIFIER, None, None
         )
 
+    def compact_manifest(self) -> int | None:
+        """Merge every data manifest of the latest snapshot into a new COMPACT snapshot
+        (Java's ``FileStoreCommitImpl.compactManifest``): a full manifest compaction, ADD and
+        DELETE entries of one file cancelling, with nothing else changed.
+
+        Older snapshots keep their manifests: only new files are written, and a commit that
+        loses the race for ``snapshot-N`` removes its own files and tries again on top of the
+        new latest snapshot. As in Java no post-commit maintenance runs. Returns the new
+        snapshot id, None when there is no snapshot or the merge left the manifests as they
+        were.
+        """
+        max_retries = self.table.options.commit_max_retries
+        wait_ms = 10.0
+        for attempt in range(max_retries + 1):
+            latest = self.table.snapshot_manager.latest_snapshot(
+                fresh=True, known=PUBLISHED.latest_id(self.table.path)
+            )
+            if latest is None:
+                return None
+            done, snapshot_id = self._compact_manifest_once(latest)
+            if done:
+                return snapshot_id
+            if attempt < max_retries:
+                time.sleep(random.uniform(0, wait_ms) / 1000.0)
+                wait_ms = min(wait_ms * 2, 10_000.0)
+        raise CommitConflict(
+            f"Commit failed after {max_retries} retries, there maybe exist commit conflicts "
+            "between multiple jobs."
+        )
+
+    def _compact_manifest_once(self, latest: Snapshot) -> tuple[bool, int | None]:
+        """One attempt on ``latest``: (False, None) when ``snapshot-N`` was taken meanwhile,
+        else (True, the new snapshot id or None when there was nothing to merge)."""
+        table = self.table
+        written: list[str] = []
+        # Java forces a full compaction: merge-min-count 1, full-compaction threshold 1 byte.
+        merger = ManifestMerger(
+            table.manifest_file,
+            self._partition_types,
+            table.options.manifest_target_file_size,
+            1,
+            1,
+            written=written,
+        )
+        try:
+            before = self._all_metas(latest)
+            after = merger.merge(before)
+            if {m.file_name for m in after} == {m.file_name for m in before}:
+                return True, None
+            base_name, base_size = table.manifest_list.write(after)
+            written.append(base_name)
+            delta_name, delta_size = table.manifest_list.write([])
+            written.append(delta_name)
+            snapshot = Snapshot(
+                snapshot_id=latest.snapshot_id + 1,
+                schema_id=latest.schema_id,
+                base_manifest_list=base_name,
+                delta_manifest_list=delta_name,
+                commit_user=self.commit_user,
+                commit_identifier=BATCH_COMMIT_IDENTIFIER,
+                commit_kind=CommitKind.COMPACT,
+                time_millis=int(time.time() * 1000),
+                total_record_count=latest.total_record_count,
+                delta_record_count=0,
+                base_manifest_list_size=base_size,
+                delta_manifest_list_size=delta_size,
+                index_manifest=latest.index_manifest,
+                watermark=latest.watermark,
+                statistics=latest.statistics,
+                properties=latest.properties,
+                next_row_id=latest.next_row_id,
+            )
+            if not table.snapshot_manager.commit(snapshot):
+                self._delete_manifests(written)
+                return False, None
+        except BaseException:
+            self._delete_manifests(written)
+            raise
+        self._last = (snapshot, after)
+        PUBLISHED.put(table.path, snapshot, after)
+        live = checkout(table, latest)
+        live.apply({}, snapshot)  # the same live files: only the manifests changed
+        give_back(table, live)
+        return True, snapshot.snapshot_id
+
     def truncate_table(self) -> int | None:
         """Remove all data in one OVERWRITE snapshot."""
         return self.overwrite([], partition=None)

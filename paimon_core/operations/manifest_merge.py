@@ -7,10 +7,15 @@ committing slow down with the number of snapshots (pypaimon 2.1 has exactly that
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitConflict, MetadataFormatError
 from paimon_core.format.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta
+from paimon_core.format.options import format_memory_size
 from paimon_core.format.types import DataType
+
+if TYPE_CHECKING:
+    from paimon_core.table import FileStoreTable
 
 
 def merge_entries(
@@ -62,7 +67,9 @@ def manifest_may_contain(
 
 
 class ManifestMerger:
-    """Paimon's full and minor manifest compaction over one base manifest list.
+    """Paimon's full and minor manifest compaction over one base manifest list (the
+    legacy, unsorted merge of Paimon 2.0's ``ManifestFileMerger``; manifest sort is not
+    implemented).
 
     The name of every manifest this merger writes is appended to ``written`` as soon as it
     exists (pass the commit's own list), so that a commit failing later, or in the middle of
@@ -119,29 +126,44 @@ class ManifestMerger:
             yield from entries
 
     def _try_full_compaction(self, metas: Sequence[ManifestFileMeta]) -> list | None:
-        i = 0
-        while (
-            i < len(metas)
-            and metas[i].num_deleted_files == 0
-            and metas[i].file_size >= self.target_file_size
-        ):
-            i += 1
-        base, delta = list(metas[:i]), list(metas[i:])
-        if sum(m.file_size for m in delta) < self.full_compaction_threshold:
+        """Paimon 2.0's ``tryFullCompaction``: once the manifests that must change (small, or
+        holding DELETE entries) reach the threshold, every deleted file is dropped with its
+        ADD; a large manifest without deletes stays as it is unless it holds a deleted file.
+
+        Nothing is done (None: minor compaction decides) when at most one manifest would be
+        merged, so a merged table is not rewritten again.
+        """
+        target = self.target_file_size
+
+        def must_change(meta: ManifestFileMeta) -> bool:
+            return meta.num_deleted_files > 0 or meta.file_size < target
+
+        delta_size = sum(m.file_size for m in metas if must_change(m))
+        if delta_size < self.full_compaction_threshold:
             return None
-        folded = merge_entries(self._read(delta))
-        deleted = {k for k, e in folded.items() if e.kind == FileKind.DELETE}
+        deleted = {
+            e.identifier
+            for e in self._read(m for m in metas if m.num_deleted_files > 0)
+            if e.kind == FileKind.DELETE
+        }
         delete_partitions = {k[0] for k in deleted}
         result: list[ManifestFileMeta] = []
-        to_rewrite: list[ManifestFileMeta] = []
-        for meta in base:
-            # A large base manifest whose entries no delete can touch stays as it is.
-            if delete_partitions and self._may_contain(meta, delete_partitions):
-                to_rewrite.append(meta)
+        to_merge: list[ManifestFileMeta] = []
+        for meta in metas:
+            if must_change(meta) or (deleted and self._may_contain(meta, delete_partitions)):
+                to_merge.append(meta)
             else:
                 result.append(meta)
-        kept = [e for e in self._read(to_rewrite) if e.identifier not in deleted]
-        kept.extend(e for e in folded.values() if e.kind == FileKind.ADD)
+        if len(to_merge) <= 1:
+            return None
+        kept: list[ManifestEntry] = []
+        for meta in to_merge:
+            adds = [e for e in self._read([meta]) if e.kind == FileKind.ADD]
+            survivors = [e for e in adds if e.identifier not in deleted]
+            if must_change(meta) or len(survivors) < len(adds):
+                kept.extend(survivors)
+            else:
+                result.append(meta)
         result.extend(self._write(kept))
         return result
 
@@ -172,3 +194,25 @@ class ManifestMerger:
             return
         folded = merge_entries(self._read(candidates))
         result.extend(self._write(list(folded.values())))
+
+
+def manifest_compact_dry_run(table: FileStoreTable) -> str:
+    """What ``compact_manifest`` would work on, as Paimon 2.0's ``ManifestCompactDryRun``
+    words it: the latest snapshot's data manifests, their deleted entries and the undersized
+    ones (below ``manifest.target-file-size``)."""
+    latest = table.snapshot_manager.latest_snapshot()
+    if latest is None:
+        return "Dry run: no snapshot exists."
+    lists = table.manifest_list
+    metas = lists.read(latest.base_manifest_list) + lists.read(latest.delta_manifest_list)
+    if not metas:
+        return "Dry run: 0 manifest files."
+    target = table.options.manifest_target_file_size
+    deleted = sum(m.num_deleted_files for m in metas)
+    with_deleted = sum(1 for m in metas if m.num_deleted_files > 0)
+    small = sum(1 for m in metas if m.file_size < target)
+    size = format_memory_size(sum(m.file_size for m in metas))
+    return (
+        f"Dry run: {len(metas)} manifest files ({size}), {deleted} deleted entries in "
+        f"{with_deleted} files, {small} undersized files (< {format_memory_size(target)})."
+    )

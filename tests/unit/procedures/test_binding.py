@@ -56,6 +56,9 @@ def test_registry_has_the_procedures_in_scope() -> None:
         "rollback_to_timestamp",
         "expire_snapshots",
         "remove_orphan_files",
+        "compact",
+        "compact_manifest",
+        "compact_database",
     } <= set(PROCEDURES)
     for proc in PROCEDURES.values():
         required = [p.required for p in proc.parameters]
@@ -78,6 +81,8 @@ def test_registry_has_the_procedures_in_scope() -> None:
             "table, retain_max, retain_min, older_than, max_deletes, options, dry_run",
         ),
         ("remove_orphan_files", "table, older_than, dry_run, parallelism, mode"),
+        ("compact_manifest", "table, options, dry_run"),
+        ("compact_database", "including_databases, including_tables, excluding_tables, options"),
     ],
 )
 def test_parameters_in_paimon_code_order(name: str, parameters: str) -> None:

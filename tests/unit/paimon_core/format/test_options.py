@@ -12,6 +12,7 @@ from paimon_core.format.options import (
     MIB,
     CoreOptions,
     duration_to_java_string,
+    format_memory_size,
     parse_bool,
     parse_duration,
     parse_memory_size,
@@ -143,6 +144,23 @@ def test_bad_values_raise(options: dict[str, str], prop: str) -> None:
 )
 def test_parse_memory_size(text: str, size: int) -> None:
     assert parse_memory_size(text) == size
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [
+        (0, "0 bytes"),
+        (7, "7 bytes"),
+        (1536, "1536 bytes"),
+        (1024, "1 kb"),
+        (3 * MIB // 2, "1536 kb"),
+        (8 * MIB, "8 mb"),
+        (3 * 1024**3, "3 gb"),
+        (1024**4, "1099511627776 bytes"),  # Java's MemorySize.toString does the same
+    ],
+)
+def test_format_memory_size_as_java_prints_it(size: int, text: str) -> None:
+    assert format_memory_size(size) == text
 
 
 @pytest.mark.parametrize("bad", ["", "mb", "8 xb", "-1 mb", "1.5 mb"])

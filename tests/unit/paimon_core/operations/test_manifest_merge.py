@@ -10,6 +10,7 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import CommitConflict
 from paimon_core.format.manifest import FileKind, ManifestFileMeta
+from paimon_core.format.snapshot import CommitKind
 from paimon_core.operations.manifest_merge import ManifestMerger, merge_entries
 from paimon_core.table import FileStoreTable
 
@@ -182,3 +183,110 @@ def test_merges_of_this_process_copy_records_that_encode_the_entries(warehouse: 
     MANIFEST_CACHE.clear()
     assert _keys(table) == [0, 1, 3, 5, 7, 9, 11, 12, 13, 14, 15]
     assert _keys(FileStoreTable.load(table.path)) == _keys(table)
+
+
+def _files(root: str) -> set[str]:
+    import os
+
+    return {os.path.join(d, f) for d, _, names in os.walk(root) for f in names}
+
+
+def test_compact_manifest_merges_all_manifests_into_a_compact_snapshot(warehouse: str) -> None:
+    table = _table(warehouse)
+    for k in range(12):
+        _write(table, [k], "ab"[k % 2])
+    _write(table, [100], "a", overwrite={"dt": "a"})  # deletes the six files of partition a
+    before = _all(table)
+    latest = table.latest_snapshot()
+    assert len(before) == 13 and sum(m.num_deleted_files for m in before) == 6
+    files = _files(table.path)
+
+    new_id = table.new_commit().compact_manifest()
+
+    snapshot = table.latest_snapshot()
+    assert new_id == snapshot.snapshot_id == latest.snapshot_id + 1
+    assert snapshot.commit_kind == CommitKind.COMPACT
+    assert (snapshot.total_record_count, snapshot.delta_record_count) == (7, 0)
+    assert snapshot.schema_id == latest.schema_id
+    after = _all(table)
+    assert len(after) == 1 and after[0].num_deleted_files == 0
+    assert after[0].num_added_files == 7  # 6 files of partition b, 1 of a
+    assert table.manifest_list.read(snapshot.delta_manifest_list) == []
+    assert _keys(table) == [1, 3, 5, 7, 9, 11, 100]
+    # Nothing was deleted: the older snapshots read as before.
+    assert files <= _files(table.path)
+
+    def keys_at(snapshot_id: int) -> list[int]:
+        old = table.snapshot_manager.snapshot(snapshot_id)
+        return sorted(table.to_arrow(snapshot=old).column("k").to_pylist())
+
+    assert keys_at(latest.snapshot_id) == [1, 3, 5, 7, 9, 11, 100]
+    assert keys_at(12) == list(range(12))
+    # Merged once, there is nothing left to merge: no second snapshot.
+    assert table.new_commit().compact_manifest() is None
+    assert table.latest_snapshot() == snapshot
+    # The next commit builds on the merged list.
+    _write(table, [200], "b")
+    assert _keys(table) == [1, 3, 5, 7, 9, 11, 100, 200]
+    assert _base(table) == after
+
+
+def test_compact_manifest_of_an_empty_table_or_a_single_manifest_does_nothing(
+    warehouse: str,
+) -> None:
+    table = _table(warehouse)
+    assert table.new_commit().compact_manifest() is None
+    _write(table, [1], "a")
+    assert table.new_commit().compact_manifest() is None
+    assert table.latest_snapshot().snapshot_id == 1
+
+
+def test_compact_manifest_keeps_large_manifests_without_deletes(warehouse: str) -> None:
+    table = _table(warehouse)
+    three = pa.table({"k": [1, 5, 6], "dt": ["a", "c", "d"]}, schema=SCHEMA)
+    table.write_arrow(three)  # one manifest of three files
+    (large,) = _all(table)
+    for k in range(2, 5):
+        _write(table, [k], "b")
+    small = _all(table)[1:]
+    target = large.file_size
+    assert all(m.file_size < target for m in small)  # one file each
+    table.copy(_options(target=target)).new_commit().compact_manifest()
+    after = _all(table)
+    assert after[0] == large and len(after) == 2 and after[1].num_added_files == 3
+    assert _keys(table) == [1, 2, 3, 4, 5, 6]
+
+
+def test_compact_manifest_loses_the_race_and_retries_on_the_new_snapshot(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _table(warehouse)
+    for k in range(3):
+        _write(table, [k], "a")
+    manager = table.snapshot_manager
+    real_commit = manager.commit
+    calls: list[int] = []
+
+    def racing_commit(snapshot: Any) -> bool:
+        calls.append(snapshot.snapshot_id)
+        if len(calls) == 1:  # another writer takes the id first
+            _write(FileStoreTable.load(table.path), [9], "a")
+            return False
+        return real_commit(snapshot)
+
+    monkeypatch.setattr(manager, "commit", racing_commit)
+    manifests_before = set(_files(table.path + "/manifest"))
+    new_id = table.new_commit().compact_manifest()
+    assert calls == [4, 5] and new_id == 5
+    assert _keys(table) == [0, 1, 2, 9]
+    assert len(_all(table)) == 1
+    # The losing attempt's manifests were removed; the winner's and every older one remain.
+    left = set(_files(table.path + "/manifest"))
+    assert manifests_before <= left
+    referenced = {m.file_name for m in _all(table)}
+    for sid in manager.list_snapshot_ids():
+        s = manager.snapshot(sid)
+        for name in (s.base_manifest_list, s.delta_manifest_list):
+            referenced.add(name)
+            referenced.update(m.file_name for m in table.manifest_list.read(name))
+    assert {p.rsplit("/", 1)[1] for p in left} == referenced
