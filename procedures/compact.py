@@ -40,6 +40,30 @@ def parse_partitions(ctx: CallContext, text: str) -> list[dict[str, str]]:
     return [parse_options(ctx, spec) for spec in text.split(";") if spec.strip()]
 
 
+_INTEGER_RANGE = re.compile(r"([0-9]+)(?:\s*-\s*([0-9]+))?")
+
+
+def parse_integer_ranges(ctx: CallContext, text: str, upper: int) -> list[int]:
+    """``'0-3,7'``: Paimon's ``ParameterUtils.parseIntegerRanges`` (each value below
+    ``upper``), with its messages."""
+    result: dict[int, None] = {}
+    for token in text.split(","):
+        item = token.strip()
+        if not item:
+            raise ctx.fail("Integer ranges must not contain an empty item.")
+        match = _INTEGER_RANGE.fullmatch(item)
+        if match is None:
+            raise ctx.fail(f"Invalid integer or range: '{item}'.")
+        start = int(match.group(1))
+        end = start if match.group(2) is None else int(match.group(2))
+        if start > end:
+            raise ctx.fail(f"Integer range start {start} must not be greater than end {end}.")
+        if end >= upper:
+            raise ctx.fail(f"Integer or range '{item}' is out of range [0, {upper}).")
+        result.update(dict.fromkeys(range(start, end + 1)))
+    return list(result)
+
+
 def parse_where(ctx: CallContext, text: str) -> list[tuple[str, str, Any]]:
     """A ``where`` of ``column <op> literal`` conditions joined by AND, as predicates."""
     predicates = []
@@ -72,11 +96,9 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
         raise ctx.fail(f"order_strategy '{order}' needs order_by columns.")
     if not _blank(args["partition_idle_time"]) and order != "none":
         raise ctx.fail("sort compact do not support 'partition_idle_time'.")
+    idle = None
     if not _blank(args["partition_idle_time"]):
-        parse_duration(args["partition_idle_time"])
-        raise ctx.fail("partition_idle_time is not supported yet.")
-    if not _blank(args["buckets"]):
-        raise ctx.fail("buckets is not supported yet.")
+        idle = parse_duration(args["partition_idle_time"])
     if strategy is not None and strategy.lower() not in ("full", "minor"):
         raise ctx.fail(
             f"The compact strategy only supports 'full' or 'minor', but '{strategy}' is configured."
@@ -90,6 +112,18 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
             f"order_by should not contain partition cols, because it is meaningless, your "
             f"order_by cols are {order_by}, and partition cols are {table.schema.partition_keys}"
         )
+    buckets = None
+    if not _blank(args["buckets"]):
+        if table.options.bucket <= 0:
+            mode = "HASH_DYNAMIC" if table.is_primary_key_table else "BUCKET_UNAWARE"
+            mode = "POSTPONE_MODE" if table.options.bucket == -2 else mode
+            raise ctx.fail(
+                "Specifying buckets is only supported for fixed-bucket tables, but the table "
+                f"bucket mode is {mode}."
+            )
+        if order != "none":
+            raise ctx.fail("Specifying buckets is not supported for sort compact.")
+        buckets = parse_integer_ranges(ctx, args["buckets"], table.options.bucket)
     options = {"write-only": "false", **parse_options(ctx, args["options"])}
     table = table.copy(options, time_travel=False)
     specs = None if _blank(partitions) else parse_partitions(ctx, partitions)
@@ -104,6 +138,8 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
         predicate=predicate,
         order_by=order_by,
         order_strategy="order" if order == "none" else order,
+        buckets=buckets,
+        partition_idle=idle,
         **kwargs,
     )
     return ProcedureResult(COMPACT_OUTPUT, [(True,)])

@@ -19,8 +19,9 @@ in ``_compact_key_values`` which changes to emit and hands their rows to ``write
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from paimon_core.operations.merge.lookup import lookup_candidates, needs_lookup
 from paimon_core.operations.read import ROW_POSITION, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
-from paimon_core.operations.write import TableWrite
+from paimon_core.operations.write import TableWrite, local_millis_as_utc
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
@@ -286,9 +287,13 @@ def plan_compaction(
     *,
     partitions: Sequence[Mapping[str, Any]] | None = None,
     predicate: Sequence[Predicate] | None = None,
+    buckets: Collection[int] | None = None,
+    partition_idle: timedelta | None = None,
 ) -> list[CompactTask]:
     """The buckets of ``snapshot`` (default latest) in the partitions matching any spec of
-    ``partitions`` and every partition predicate, one task each.
+    ``partitions`` and every partition predicate, one task each; only ``buckets`` when given,
+    and only partitions whose newest file is at least ``partition_idle`` old (Paimon-Spark's
+    ``partition_idle_time``: ``PartitionEntry.lastFileCreationTime`` against now).
 
     Raises:
         InvalidArgument: a spec or predicate names a non-partition column.
@@ -310,8 +315,21 @@ def plan_compaction(
     groups: dict[tuple[bytes, int], list] = {}
     for e in scan.read_entries(snapshot, predicate=list(predicate or ())):
         groups.setdefault((e.partition, e.bucket), []).append(e)
+    idle: set[bytes] | None = None
+    if partition_idle is not None:
+        # Creation times are Java's local wall clock stored as if UTC: compare alike.
+        cutoff = local_millis_as_utc() - partition_idle // timedelta(milliseconds=1)
+        newest: dict[bytes, int] = {}
+        for (partition, _), entries in groups.items():
+            times = [e.file.creation_time_millis or 0 for e in entries]
+            newest[partition] = max(newest.get(partition, 0), *times)
+        idle = {p for p, t in newest.items() if t <= cutoff}
     tasks = []
     for (partition, bucket), entries in sorted(groups.items(), key=lambda kv: kv[0]):
+        if buckets is not None and bucket not in buckets:
+            continue
+        if idle is not None and partition not in idle:
+            continue
         values = scan.partition_values(partition)
         if partitions and not any(_matches_spec(dict(zip(keys, values)), s) for s in partitions):
             continue
@@ -812,6 +830,8 @@ def compact_table(
     predicate: Sequence[Predicate] | None = None,
     order_by: Sequence[str] = (),
     order_strategy: str = "order",
+    buckets: Collection[int] | None = None,
+    partition_idle: timedelta | None = None,
     runner: Runner = _local_runner,
     commit_user: str | None = None,
 ) -> int | None:
@@ -837,7 +857,20 @@ def compact_table(
                 "tables ('bucket' = '-1', no primary key)"
             )
         sorter = TableSorter.of(table, order_strategy, order_by)
-    tasks = plan_compaction(table, partitions=partitions, predicate=predicate)
+    if buckets is not None and (table.options.bucket <= 0 or order_by):
+        raise InvalidArgument(
+            "Specifying buckets is only supported for fixed-bucket tables, but the table "
+            f"bucket mode is {_bucket_mode(table)}."
+            if not order_by
+            else "Specifying buckets is not supported for sort compact."
+        )
+    tasks = plan_compaction(
+        table,
+        partitions=partitions,
+        predicate=predicate,
+        buckets=buckets,
+        partition_idle=partition_idle,
+    )
     if not tasks:
         return None
     func = BucketCompaction(table, CompactOptions.of(table, full), sorter)
@@ -851,6 +884,16 @@ def compact_table(
         # An upgraded file keeps its name: only files this compaction wrote are removed.
         committer.abort([_written_only(m) for m in messages])
         raise
+
+
+def _bucket_mode(table: FileStoreTable) -> str:
+    """Java's ``BucketMode`` name of ``table``."""
+    bucket = table.options.bucket
+    if bucket > 0:
+        return "HASH_FIXED"
+    if bucket == -2:
+        return "POSTPONE_MODE"
+    return "HASH_DYNAMIC" if table.is_primary_key_table else "BUCKET_UNAWARE"
 
 
 def _written_only(message: CommitMessage) -> CommitMessage:

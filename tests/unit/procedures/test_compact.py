@@ -198,3 +198,58 @@ def test_refused_curve_compactions_change_nothing(warehouse: str, args, message)
     with pytest.raises(ProcedureError, match=message):
         call(FileSystemCatalog(warehouse), "compact", table="db.g", **args)
     assert fingerprint(table.path) == before
+
+
+def test_buckets_select_the_buckets_compacted(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3, primary_keys=["id", "dt"], options={"bucket": "4"})
+    call(catalog, "compact", table="db.t", buckets="0-1, 3")
+    table = catalog.get_table("db.t")
+    levels: dict[int, set[int]] = {}
+    for e in table.new_scan().read_entries(table.snapshot_manager.latest_snapshot()):
+        levels.setdefault(e.bucket, set()).add(e.file.level)
+    assert {b: lv for b, lv in levels.items() if b != 2} == {b: {5} for b in levels if b != 2}
+    assert levels.get(2, {0}) == {0}
+
+
+@pytest.mark.parametrize(
+    ("options", "buckets", "message"),
+    [
+        ({"bucket": "4"}, "0-4", r"Integer or range '0-4' is out of range \[0, 4\)\."),
+        ({"bucket": "4"}, "3-1", "Integer range start 3 must not be greater than end 1."),
+        ({"bucket": "4"}, "1,,2", "Integer ranges must not contain an empty item."),
+        ({"bucket": "4"}, "x", "Invalid integer or range: 'x'."),
+        ({"bucket": "-1"}, "0", "only supported for fixed-bucket tables, but the table bucket "
+                                "mode is HASH_DYNAMIC"),
+    ],
+)  # fmt: skip
+def test_bad_buckets_are_refused_and_change_nothing(
+    warehouse: str, options: dict[str, str], buckets: str, message: str
+) -> None:
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=2, primary_keys=["id", "dt"], options=options)
+    before = fingerprint(warehouse)
+    with pytest.raises(ProcedureError, match=message):
+        call(catalog, "compact", table="db.t", buckets=buckets)
+    assert fingerprint(warehouse) == before
+
+
+def test_partition_idle_time_compacts_only_idle_partitions(pk) -> None:
+    """Partitions whose newest file is younger than ``partition_idle_time`` are left alone."""
+    catalog, _ = pk
+    call(catalog, "compact", table="db.t", partition_idle_time="1 d")
+    assert _levels(catalog.get_table("db.t")) == {
+        "2024-01-01": [0, 0],
+        "2024-01-02": [0, 0],
+    }
+    call(catalog, "compact", table="db.t", partition_idle_time="0 s")
+    assert _levels(catalog.get_table("db.t")) == {"2024-01-01": [5], "2024-01-02": [5]}
+    with pytest.raises(ProcedureError, match="sort compact do not support"):
+        call(
+            catalog,
+            "compact",
+            table="db.t",
+            partition_idle_time="1 d",
+            order_strategy="order",
+            order_by="name",
+        )
