@@ -564,6 +564,7 @@ class FileStoreCommit:
                 changes = compute(latest, live)
                 cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
                 net = self._check_conflicts(live, changes.entries)
+                self._check_index_conflicts(latest, changes)
                 published = self._try_commit_once(
                     latest, changes, kind, commit_identifier, watermark, properties
                 )
@@ -724,6 +725,36 @@ class FileStoreCommit:
                 yield f"{directory}/{extra}"
         for i in changes.new_index:
             yield index_file_path(self.table.path, i)  # where the writer put it
+
+    def _check_index_conflicts(self, latest: Snapshot | None, changes: _Changes) -> None:
+        """A bucket's deletion-vector index file replaces the one it was computed from: when
+        another commit replaced that one meanwhile, its deletions would be lost, so this is
+        a conflict (as a compacted data file already removed is)."""
+        if is_unaware_dv(self.table):
+            return
+        current = {
+            (i.partition, i.bucket): i.file_name
+            for i in self._index_entries(latest)
+            if i.index_type == DELETION_VECTORS_INDEX
+        }
+        deleted = {
+            (i.partition, i.bucket): i.file_name
+            for i in changes.deleted_index
+            if i.index_type == DELETION_VECTORS_INDEX
+        }
+        for key, name in deleted.items():
+            if current.get(key) != name:
+                raise CommitConflict(
+                    f"Deletion vector conflicts detected: index file {name} was replaced by "
+                    "another commit. Give up committing."
+                )
+        for i in changes.new_index:
+            key = (i.partition, i.bucket)
+            if i.index_type == DELETION_VECTORS_INDEX and key in current and key not in deleted:
+                raise CommitConflict(
+                    f"Deletion vector conflicts detected: another commit wrote index file "
+                    f"{current[key]} for the bucket of {i.file_name}. Give up committing."
+                )
 
     def _write_index_manifest(self, latest: Snapshot | None, changes: _Changes) -> str | None:
         """The full index state after ``changes`` (Java's ``IndexManifestFileHandler``): a
