@@ -45,6 +45,9 @@ _THETA_LG_K = 12  # Java's ThetaUtil.DEFAULT_NOMINAL_ENTRIES = 4096
 _HLL_LG_K = 12  # Java's HllSketch() default
 _EMPTY_FLAG = 0x04
 _SINGLE_ITEM_FLAG = 0x20
+# What the C++ bindings raise for bytes that are not a sketch (std::invalid_argument,
+# std::out_of_range, std::runtime_error).
+_DECODE_ERRORS = (RuntimeError, ValueError, IndexError)
 
 
 def _java_theta_bytes(data: bytes) -> bytes:
@@ -71,7 +74,7 @@ def theta_union_bytes(a: bytes, b: bytes) -> bytes:
     try:
         union.update(compact_theta_sketch.deserialize(bytes(a)))
         union.update(compact_theta_sketch.deserialize(bytes(b)))
-    except (RuntimeError, ValueError) as e:
+    except _DECODE_ERRORS as e:
         raise ValueError(f"not a theta sketch of this seed: {e}") from None
     return _java_theta_bytes(union.get_result(True).serialize())
 
@@ -98,7 +101,7 @@ def hll_union_bytes(a: bytes, b: bytes) -> bytes:
     """
     try:
         first, second = hll_sketch.deserialize(bytes(a)), hll_sketch.deserialize(bytes(b))
-    except (RuntimeError, ValueError) as e:
+    except _DECODE_ERRORS as e:
         raise ValueError(f"not an HLL sketch: {e}") from None
     union = hll_union(second.lg_config_k)
     union.update(second)
