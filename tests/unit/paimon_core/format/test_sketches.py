@@ -40,6 +40,10 @@ JAVA_HLL_3000_9000 = "a8fb824e4e8eceae96201e16cd532c2e6a02b1b7b27ef23a99f38eb8bf
 JAVA_HLL_UNION = "bd1acfcce6d48425009a9100874731e1815a0f7f2cd118bf6bf4532d29af4855"
 # HllSketchUtil.union(LG10_HLL8, sketchOf(0..5999)) and union(sketchOf(0..5999), LG10_HLL8).
 JAVA_HLL_UNION_LG10 = "21d03053926659298ae950bfb6f9f8e5ac1b5f738dd0bec0d5dc8bab56b69464"
+# union(JAVA_HLL_UNION's sketch (out of order), sketchOf(100001..100003)), either way round.
+JAVA_HLL_OUT_OF_ORDER = "aaedb0220a7d5ee982e56e1665dc94a02af11a6d85422c71e894476d19bd8784"
+# union(lg_k 14 HLL_4 of 0..29999, lg_k 12 HLL_4 of 100000..100199): a downsampled union.
+JAVA_HLL_DOWNSAMPLED = "d9811fb45f96a049671f91ee65fe25ee922d666a99170de946d8ed194999ca54"
 
 
 def _sha(data: bytes) -> str:
@@ -95,3 +99,24 @@ def test_bytes_that_are_no_sketch_are_refused() -> None:
         hll_union_bytes(JAVA_HLL_1, b"\x00")
     with pytest.raises(ValueError, match="not a theta sketch"):
         theta_union_bytes(JAVA_HLL_1, JAVA_THETA_1)
+
+
+def _hll(lg_k: int, values: range) -> bytes:
+    sketch = hll_sketch(lg_k, tgt_hll_type.HLL_4)
+    for v in values:
+        sketch.update(v)
+    return bytes(sketch.serialize_compact())
+
+
+def test_hll_hip_accumulator_is_javas_where_the_cpp_library_differs() -> None:
+    """Out-of-order results (Java keeps and counts on their HIP accumulator, C++ zeroes it)
+    and downsampled ones (Java sums the KxQ registers coupon by coupon): only the HIP bytes
+    differ from what the C++ library writes, and they are Java's."""
+    out_of_order = hll_union_bytes(hll_sketch_of(range(6000)), hll_sketch_of(range(3000, 9000)))
+    assert out_of_order[5] & 0x10
+    few = hll_sketch_of([100001, 100002, 100003])
+    assert _sha(hll_union_bytes(out_of_order, few)) == JAVA_HLL_OUT_OF_ORDER
+    assert _sha(hll_union_bytes(few, out_of_order)) == JAVA_HLL_OUT_OF_ORDER
+    assert _sha(hll_union_bytes(_hll(14, range(30000)), _hll(12, range(100000, 100200)))) == (
+        JAVA_HLL_DOWNSAMPLED
+    )
