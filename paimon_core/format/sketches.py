@@ -10,7 +10,8 @@ Java's calls, matched here:
   ``toByteArray()`` (serial version 3). The C++ library writes the same sketch with three
   differences in bytes every reader ignores, set here as Java writes them: the seed hash of an
   empty sketch is 0, a one-entry sketch has the single-item flag (0x20), and the preamble's
-  sampling probability p holds 1.0 (C++ writes 0).
+  sampling probability p holds 1.0 (C++ writes 0). Java's union also takes an update
+  (QuickSelect) sketch's image, read here as the compact sketch of its entries.
 * hll: ``Union.heapify(b)`` (a union of ``b``'s lg_k, fed ``b``), ``update(HllSketch.heapify(a))``,
   ``getResult(HLL_4)``, ``toCompactByteArray()``. The C++ library gives the same registers and
   bytes but for the HIP accumulator in two cases, where it is set here to Java's value: an
@@ -50,6 +51,9 @@ __all__ = [
 _THETA_LG_K = 12  # Java's ThetaUtil.DEFAULT_NOMINAL_ENTRIES = 4096
 _HLL_LG_K = 12  # Java's HllSketch() default
 _EMPTY_FLAG = 0x04
+_COMPACT_FAMILY = 3
+_QUICKSELECT_FAMILY = 2
+_MAX_THETA = 2**63 - 1
 _SINGLE_ITEM_FLAG = 0x20
 _HLL_MODE = 2  # the low two bits of an HLL image's mode byte: LIST 0, SET 1, HLL 2
 _OUT_OF_ORDER_FLAG = 0x10
@@ -81,11 +85,34 @@ def theta_union_bytes(a: bytes, b: bytes) -> bytes:
     """
     union = theta_union(_THETA_LG_K, 1.0)
     try:
-        union.update(compact_theta_sketch.deserialize(bytes(a)))
-        union.update(compact_theta_sketch.deserialize(bytes(b)))
+        union.update(compact_theta_sketch.deserialize(_compact_theta_image(bytes(a))))
+        union.update(compact_theta_sketch.deserialize(_compact_theta_image(bytes(b))))
     except _DECODE_ERRORS as e:
         raise ValueError(f"not a theta sketch of this seed: {e}") from None
     return _java_theta_bytes(union.get_result(True).serialize())
+
+
+def _compact_theta_image(data: bytes) -> bytes:
+    """A serial-version-3 theta image as a compact sketch: an update (QuickSelect) sketch's
+    image, which Java's ``Union.union(Memory)`` takes as well, becomes the compact sketch of
+    its hash-table entries below theta (what Java's union reads of it); the C++ parser would
+    misread its hash table as entries. Other families are refused."""
+    if len(data) < 8 or data[1] != 3 or data[2] == _COMPACT_FAMILY:
+        return data
+    if data[2] != _QUICKSELECT_FAMILY or len(data) < 24:
+        raise ValueError(f"theta sketch family {data[2]} cannot be unioned from bytes")
+    seed_hash = data[6:8]
+    if data[5] & _EMPTY_FLAG:
+        return bytes([1, 3, _COMPACT_FAMILY, 0, 0, 0x1E]) + seed_hash
+    (theta,) = struct.unpack_from("<q", data, 16)
+    table = np.frombuffer(data, "<i8", count=1 << data[4], offset=24)
+    entries = np.sort(table[(table > 0) & (table < theta)])
+    pre_longs = 3 if theta < _MAX_THETA else 2
+    out = bytes([pre_longs, 3, _COMPACT_FAMILY, 0, 0, 0x1A]) + seed_hash
+    out += struct.pack("<if", len(entries), 1.0)
+    if pre_longs == 3:
+        out += struct.pack("<q", theta)
+    return out + entries.astype("<i8").tobytes()
 
 
 def theta_sketch_of(values: Iterable[int]) -> bytes:

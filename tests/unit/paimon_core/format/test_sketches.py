@@ -8,6 +8,7 @@ as the latest Paimon's) on the inputs below."""
 from __future__ import annotations
 
 import hashlib
+import struct
 
 import pytest
 from datasketches import hll_sketch, tgt_hll_type
@@ -90,6 +91,21 @@ def test_hll_union_of_big_and_other_lg_k_sketches_is_javas_bytes() -> None:
     updatable = bytes(lg10.serialize_updatable())
     assert _sha(hll_union_bytes(updatable, low)) == JAVA_HLL_UNION_LG10
     assert _sha(hll_union_bytes(low, updatable)) == JAVA_HLL_UNION_LG10
+
+
+def test_an_update_sketch_image_unions_as_java_reads_it() -> None:
+    """Java's ``UpdateSketch.toByteArray()`` of 1, 2, 3 (a 128-slot QuickSelect hash table,
+    given here by its header and its three filled slots): Java's union reads its entries."""
+    table = [0] * 128
+    table[21], table[58], table[67] = 0x5A186BDCB7DF915, 0x5D6906DAC1B340BA, 0x1E9D708112FC97C3
+    image = bytes.fromhex("c303020c0700cc93030000000000803fffffffffffffff7f")
+    image += struct.pack("<128q", *table)
+    assert theta_union_bytes(image, JAVA_THETA_EMPTY) == JAVA_THETA_1_2_3
+    assert theta_union_bytes(JAVA_THETA_1, image) == JAVA_THETA_1_2_3
+    alpha = bytearray(image)
+    alpha[2] = 1
+    with pytest.raises(ValueError, match="family 1 cannot be unioned"):
+        theta_union_bytes(bytes(alpha), JAVA_THETA_1)
 
 
 def test_bytes_that_are_no_sketch_are_refused() -> None:
