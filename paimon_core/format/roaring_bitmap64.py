@@ -60,13 +60,14 @@ class _Container:
     """A container of the low 16 bits of one key: its Java class (``kind``), its values, and
     for one read and not changed since, the exact bytes it was read from."""
 
-    __slots__ = ("card", "kind", "raw", "values")
+    __slots__ = ("card", "kind", "optimized", "raw", "values")
 
     def __init__(self, kind: int, values: np.ndarray, raw: bytes | None = None) -> None:
         self.kind = kind
         self.values = values
         self.card = len(values)
         self.raw = raw
+        self.optimized = False
 
     @property
     def full_run(self) -> bool:
@@ -97,11 +98,12 @@ class _Container:
 
     def run_optimized(self) -> _Container:
         """``Roaring64Bitmap.runOptimize`` of this container (a run container stays one)."""
-        if self.kind == _RUN:
+        if self.kind == _RUN or self.optimized:
             return self
         size = 2 * self.card if self.kind == _ARRAY else _BITMAP_BYTES
         if size > 2 + 4 * _runs(self.values):
             return _Container(_RUN, self.values)
+        self.optimized = True
         return self
 
 
@@ -536,13 +538,19 @@ class RoaringBitmap64:
             bitmap._container(leaf.index)
         return bitmap
 
-    def serialize(self) -> bytes:
-        """``RoaringBitmap64.serialize``: ``runOptimize`` (which changes this bitmap, as in
-        Java), then the bytes."""
+    def run_optimize(self) -> RoaringBitmap64:
+        """``Roaring64Bitmap.runOptimize``: array and bitmap containers that are smaller as
+        run containers become ones. ``deserialize(serialize(b))`` is ``b`` run-optimized."""
         for slots in self._arrays:
             for i, container in enumerate(slots):
                 if container is not None:
                     slots[i] = container.run_optimized()
+        return self
+
+    def serialize(self) -> bytes:
+        """``RoaringBitmap64.serialize``: ``runOptimize`` (which changes this bitmap, as in
+        Java), then the bytes."""
+        self.run_optimize()
         if self._root is None:
             return b"\x00"
         out = bytearray(b"\x01")

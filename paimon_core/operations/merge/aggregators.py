@@ -873,14 +873,37 @@ class RoaringBitmap64Agg(_BinaryUnionAgg):
 
     name = "rbm64"
 
-    def union(self, acc: bytes, value: bytes) -> bytes:
+    def _read(self, data: bytes) -> RoaringBitmap64:
         try:
-            merged = RoaringBitmap64.deserialize(acc).or_(RoaringBitmap64.deserialize(value))
+            return RoaringBitmap64.deserialize(data)
         except RoaringFormatError as e:
             raise MergeError(
                 f"Unable to se/deserialize roaring bitmap (field '{self.field}'): {e}"
             ) from None
-        return merged.serialize()
+
+    def union(self, acc: bytes, value: bytes) -> bytes:
+        return self._read(acc).or_(self._read(value)).serialize()
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        """Java's fold, without its bytes between the steps: a step's
+        ``deserialize(serialize(acc))`` is ``acc`` run-optimized."""
+        self.check_retract(present, retract)
+        py = values.to_pylist()
+        out = []
+        for start, end in zip(groups.starts.tolist(), groups.ends.tolist()):
+            first: bytes | None = None
+            acc: RoaringBitmap64 | None = None
+            for i in range(start, end):
+                if not present[i] or py[i] is None:
+                    continue
+                if first is None:
+                    first = py[i]
+                    continue
+                acc = (acc or self._read(first)).or_(self._read(py[i])).run_optimize()
+            out.append(acc.serialize() if acc is not None else first)
+        return pa.array(out, type=self.arrow_type)
 
 
 _SIMPLE: dict[str, type[FieldAggregator]] = {
