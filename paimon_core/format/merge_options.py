@@ -6,7 +6,7 @@ What a table's options say about merging the records of one key: the engine
 partial-update's ``fields.<f1,f2>.sequence-group`` and ``remove-record-on-*`` options, and the
 per-field aggregate functions (``fields.<f>.aggregate-function``,
 ``fields.default-aggregate-function``, ``fields.<f>.ignore-retract``, ``.list-agg-delimiter``,
-``.distinct``, ``.nested-key``).
+``.distinct``, ``.nested-key``, ``.nested-key-null-strategy``, ``.ts-field``).
 
 It lives in ``format`` because table creation (``schema.validate_schema``) refuses what Paimon
 refuses, with Paimon's messages (``SchemaValidation``, and the checks the Java merge-function
@@ -79,6 +79,8 @@ class FieldAggregation:
     delimiter: str = ","
     distinct: bool = False
     nested_key: tuple[str, ...] = ()
+    nested_key_null_strategy: str | None = None
+    ts_field: str | None = None
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
@@ -147,6 +149,8 @@ class MergeOptions:
                 delimiter=options.get(base + "list-agg-delimiter", ","),
                 distinct=_bool(options, base + "distinct"),
                 nested_key=_split(options.get(base + "nested-key")),
+                nested_key_null_strategy=options.get(base + "nested-key-null-strategy"),
+                ts_field=options.get(base + "ts-field"),
             )
         return cls(
             engine=engine,
@@ -331,6 +335,14 @@ def _validate_partial_update(merge: MergeOptions) -> None:
                 )
 
 
+_VARBINARY_FUNCTIONS = {
+    "rbm32": "roaring bitmap",
+    "rbm64": "roaring bitmap",
+    "theta_sketch": "theta sketch",
+    "hll_sketch": "hll sketch",
+}
+
+
 def check_aggregate_type(function: str, field: str, data_type: DataType) -> None:
     """The type checks Java's field aggregators make when they are created (at the first read
     or write of the table), with their messages.
@@ -363,8 +375,11 @@ def check_aggregate_type(function: str, field: str, data_type: DataType) -> None
         raise SchemaError(
             f"type {java_root} not support in aggregate function '{function}' of field '{field}'"
         )
-    if function in ("rbm32", "rbm64", "theta_sketch", "hll_sketch") and root != "VARBINARY":
-        raise SchemaError(f"Data type for {function} column must be 'VARBINARY' but was '{sql}'.")
+    if function in _VARBINARY_FUNCTIONS and root != "VARBINARY":
+        raise SchemaError(
+            f"Data type for {_VARBINARY_FUNCTIONS[function]} column must be 'VarBinaryType' "
+            f"but was '{sql}'."
+        )
     if function == "collect" and root != "ARRAY":
         raise SchemaError(f"Data type for collect column must be 'Array' but was '{sql}'.")
     if function == "merge_map" and root != "MAP":
@@ -373,3 +388,22 @@ def check_aggregate_type(function: str, field: str, data_type: DataType) -> None
         root != "ARRAY" or data_type.element is None or data_type.element.root != "ROW"
     ):
         raise SchemaError(f"Data type of nested table column must be 'Array<Row>' but was '{sql}'.")
+    if function == "nested_partial_update" and (
+        root != "ARRAY" or data_type.element is None or data_type.element.root != "ROW"
+    ):
+        raise SchemaError(
+            f"Data type for nested table column must be 'Array<Row>' but was '{sql}'."
+        )
+    if function == "merge_map_with_keytime":
+        if root != "MAP" or data_type.value is None:
+            raise SchemaError(f"Data type for field '{field}' must be 'MAP' but was '{sql}'")
+        value = data_type.value
+        if value.root != "ROW":
+            raise SchemaError(
+                f"Value type of MAP for field '{field}' must be ROW but was '{value}'"
+            )
+        if len(value.fields or ()) < 2:
+            raise SchemaError(
+                f"ROW type for field '{field}' must have at least 2 fields, but found "
+                f"{len(value.fields or ())}"
+            )

@@ -1,5 +1,7 @@
 """Field aggregators: how one column of the records of a key folds into one value (Java's
-``org.apache.paimon.mergetree.compact.aggregate.Field*Agg``, Paimon 0.9 semantics).
+``org.apache.paimon.mergetree.compact.aggregate.Field*Agg``: Paimon 0.9 semantics for the
+functions 0.9 has, the latest Paimon's for ``merge_map_with_keytime`` and
+``nested_partial_update``, which 0.9 lacks).
 
 Each aggregator has Java's scalar methods on Python values (``reset``, ``agg``,
 ``agg_reversed``, ``retract``), which partial-update's per-record path uses, and a bulk
@@ -13,6 +15,8 @@ numpy/Arrow operations that give the same values (tests compare the two):
   (a product or a DECIMAL(p > 18) sum that no longer fits its precision becomes null).
 * ``max``/``min`` compare as ``InternalRowUtils.compare`` (FLOAT/DOUBLE as ``Double.compare``).
 * ``listagg`` joins non-null strings with ``fields.<f>.list-agg-delimiter``.
+* ``theta_sketch``/``hll_sketch`` union Apache DataSketches sketches, ``rbm32``/``rbm64``
+  roaring bitmaps, with Java's bytes (``format/sketches.py``, ``format/roaring_bitmap64.py``).
 
 Retraction (``-U``/``-D`` records) follows Java's ``retract``: ``sum`` subtracts, ``product``
 divides, ``last_value`` and ``last_non_null_value`` clear, ``collect``/``merge_map``/
@@ -20,12 +24,9 @@ divides, ``last_value`` and ``last_non_null_value`` clear, ``collect``/``merge_m
 retract and fail the merge unless ``fields.<f>.ignore-retract`` is set (then retractions are
 skipped).
 
-Not implemented (``UnsupportedFeature`` when a table uses them): ``theta_sketch`` and
-``hll_sketch`` (Apache DataSketches binaries), ``rbm64`` (Java's ``Roaring64Bitmap`` format),
-``merge_map_with_keytime`` and ``nested_partial_update`` (Paimon 1.x). ``rbm32`` needs the
-``pyroaring`` package. Element order of ``collect`` with ``distinct``, ``merge_map`` and
-``nested_update`` with a ``nested-key`` is first-occurrence order, where Java iterates a
-``HashSet``/``HashMap``: the same elements, possibly in another order.
+Element order of ``collect`` with ``distinct``, ``merge_map``, ``merge_map_with_keytime`` and
+``nested_update``/``nested_partial_update`` with a ``nested-key`` is first-occurrence order,
+where Java iterates a ``HashSet``/``HashMap``: the same elements, possibly in another order.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.exceptions import MergeError, UnsupportedFeature
+from paimon_core.exceptions import MergeError, SchemaError, UnsupportedFeature
+from paimon_core.format import sketches
 from paimon_core.format.float_order import is_floating, order_key, ordered
 from paimon_core.format.merge_options import FieldAggregation, check_aggregate_type
+from paimon_core.format.roaring import RoaringFormatError
+from paimon_core.format.roaring_bitmap64 import RoaringBitmap64
 from paimon_core.operations.merge.base import Groups, take_or_null, valid_of
 
 if TYPE_CHECKING:
@@ -704,6 +708,204 @@ class RoaringBitmap32Agg(FieldAggregator):
         return union.serialize()
 
 
+class MergeMapWithKeyTimeAgg(FieldAggregator):
+    """``merge_map_with_keytime`` (``FieldMergeMapWithKeyTimeAgg``): maps of ROW values, an
+    entry replaced only by a row whose timestamp field (``fields.<f>.ts-field``, else the
+    row's last field) is a greater string; a null row removes its key, a row with a null
+    timestamp is skipped. The first map of a key is taken as it is."""
+
+    name = "merge_map_with_keytime"
+
+    def __init__(
+        self, field: str, data_type: DataType, arrow_type: pa.DataType, ts_field: str | None
+    ) -> None:
+        super().__init__(field, data_type, arrow_type)
+        assert data_type.value is not None and data_type.value.fields is not None
+        fields = data_type.value.fields
+        names = [f.name for f in fields]
+        if ts_field is None:
+            ts_field = names[-1]
+        elif ts_field not in names:
+            raise SchemaError(
+                f"Timestamp field '{ts_field}' not found in ROW type for field '{field}'. "
+                f"Available fields: [{', '.join(names)}]"
+            )
+        self.ts_field = ts_field
+        self.ts_is_string = fields[names.index(ts_field)].type.root in ("CHAR", "VARCHAR")
+
+    def _newer(self, new: str, existing: str) -> bool:
+        """Java's ``String.compareTo`` (UTF-16 code units) ``> 0``."""
+        if not self.ts_is_string:
+            raise MergeError(
+                f"Timestamp field '{self.ts_field}' of field '{self.field}' is compared as a "
+                "string (Paimon's getString), but is not one"
+            )
+        return new.encode("utf-16-be") > existing.encode("utf-16-be")
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = dict(acc)
+        for key, row in value:
+            if row is None:
+                merged.pop(key, None)
+                continue
+            new_ts = row[self.ts_field]
+            if new_ts is None:
+                continue
+            existing = merged.get(key)
+            if existing is None or existing[self.ts_field] is None:
+                merged[key] = row
+            elif self._newer(new_ts, existing[self.ts_field]):
+                merged[key] = row
+        return list(merged.items())
+
+
+_NULL_STRATEGIES = ("merge", "ignore", "error")
+
+
+class NestedPartialUpdateAgg(FieldAggregator):
+    """``nested_partial_update`` (``FieldNestedPartialUpdateAgg``): ARRAY<ROW> rows merged by
+    ``fields.<f>.nested-key``, each later row's non-null fields updating the row of its key.
+    ``fields.<f>.nested-key-null-strategy``: a key with a null field merges (``merge``, the
+    default), is dropped (``ignore``) or fails the merge (``error``)."""
+
+    name = "nested_partial_update"
+
+    def __init__(
+        self,
+        field: str,
+        data_type: DataType,
+        arrow_type: pa.DataType,
+        nested_key: tuple[str, ...],
+        null_strategy: str | None,
+    ) -> None:
+        super().__init__(field, data_type, arrow_type)
+        assert data_type.element is not None and data_type.element.fields is not None
+        if not nested_key:
+            raise SchemaError(
+                f"Aggregate function 'nested_partial_update' of field '{field}' needs "
+                f"'fields.{field}.nested-key'"
+            )
+        self.names = [f.name for f in data_type.element.fields]
+        missing = [k for k in nested_key if k not in self.names]
+        if missing:
+            raise SchemaError(f"Nested key {missing} of field '{field}' not in {self.names}")
+        self.nested_key = nested_key
+        self.null_strategy = _null_strategy(field, null_strategy)
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if value is None:
+            return acc
+        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in [*(acc or []), *value]:
+            if row is None:
+                continue
+            key = tuple(row[k] for k in self.nested_key)
+            if any(k is None for k in key):
+                if self.null_strategy == "ignore":
+                    continue
+                if self.null_strategy == "error":
+                    raise MergeError(
+                        "Nested key contains null values. Primary key fields must not be null."
+                    )
+            target = merged.setdefault(key, dict.fromkeys(self.names))
+            for name, v in row.items():
+                if v is not None:
+                    target[name] = v
+        return list(merged.values())
+
+
+def _null_strategy(field: str, value: str | None) -> str:
+    """``fields.<f>.nested-key-null-strategy`` (Java's enum option: case-insensitive)."""
+    if value is None:
+        return "merge"
+    strategy = value.strip().lower()
+    if strategy not in _NULL_STRATEGIES:
+        raise SchemaError(
+            f"Could not parse value '{value}' for key 'fields.{field}.nested-key-null-strategy' "
+            f"(one of {list(_NULL_STRATEGIES)})"
+        )
+    return strategy
+
+
+class _BinaryUnionAgg(FieldAggregator):
+    """VARBINARY values unioned two at a time, the first value of a key kept as it is."""
+
+    def union(self, acc: bytes, value: bytes) -> bytes:
+        raise NotImplementedError
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return self.union(acc, value)
+
+
+class ThetaSketchAgg(_BinaryUnionAgg):
+    """``theta_sketch``: the union of serialized DataSketches theta sketches
+    (``ThetaSketch.union``)."""
+
+    name = "theta_sketch"
+
+    def union(self, acc: bytes, value: bytes) -> bytes:
+        try:
+            return sketches.theta_union_bytes(acc, value)
+        except ValueError as e:
+            raise MergeError(f"theta_sketch of field '{self.field}': {e}") from None
+
+
+class HllSketchAgg(_BinaryUnionAgg):
+    """``hll_sketch``: the union of serialized DataSketches HLL sketches
+    (``HllSketchUtil.union``), an HLL_4 sketch."""
+
+    name = "hll_sketch"
+
+    def union(self, acc: bytes, value: bytes) -> bytes:
+        try:
+            return sketches.hll_union_bytes(acc, value)
+        except ValueError as e:
+            raise MergeError(f"hll_sketch of field '{self.field}': {e}") from None
+
+
+class RoaringBitmap64Agg(_BinaryUnionAgg):
+    """``rbm64``: the union of serialized ``RoaringBitmap64`` (Java's ``Roaring64Bitmap``
+    format, see ``format/roaring_bitmap64.py``)."""
+
+    name = "rbm64"
+
+    def _read(self, data: bytes) -> RoaringBitmap64:
+        try:
+            return RoaringBitmap64.deserialize(data)
+        except RoaringFormatError as e:
+            raise MergeError(
+                f"Unable to se/deserialize roaring bitmap (field '{self.field}'): {e}"
+            ) from None
+
+    def union(self, acc: bytes, value: bytes) -> bytes:
+        return self._read(acc).or_(self._read(value)).serialize()
+
+    def reduce(
+        self, values: pa.Array, present: np.ndarray, retract: np.ndarray, groups: Groups
+    ) -> pa.Array:
+        """Java's fold, without its bytes between the steps: a step's
+        ``deserialize(serialize(acc))`` is ``acc`` run-optimized."""
+        self.check_retract(present, retract)
+        py = values.to_pylist()
+        out = []
+        for start, end in zip(groups.starts.tolist(), groups.ends.tolist()):
+            first: bytes | None = None
+            acc: RoaringBitmap64 | None = None
+            for i in range(start, end):
+                if not present[i] or py[i] is None:
+                    continue
+                if first is None:
+                    first = py[i]
+                    continue
+                acc = (acc or self._read(first)).or_(self._read(py[i])).run_optimize()
+            out.append(acc.serialize() if acc is not None else first)
+        return pa.array(out, type=self.arrow_type)
+
+
 _SIMPLE: dict[str, type[FieldAggregator]] = {
     "sum": SumAgg,
     "product": ProductAgg,
@@ -718,11 +920,11 @@ _SIMPLE: dict[str, type[FieldAggregator]] = {
     "bool_or": BoolOrAgg,
     "merge_map": MergeMapAgg,
     "rbm32": RoaringBitmap32Agg,
+    "rbm64": RoaringBitmap64Agg,
+    "theta_sketch": ThetaSketchAgg,
+    "hll_sketch": HllSketchAgg,
     "primary-key": PrimaryKeyAgg,
 }
-_NOT_IMPLEMENTED = frozenset(
-    {"theta_sketch", "hll_sketch", "rbm64", "merge_map_with_keytime", "nested_partial_update"}
-)
 
 
 def create_aggregator(
@@ -736,14 +938,10 @@ def create_aggregator(
     ignore retractions when ``fields.<f>.ignore-retract`` is set.
 
     Raises:
-        SchemaError: the function cannot take the column's type (Java's messages).
-        UnsupportedFeature: a function this implementation does not have.
+        SchemaError: the function cannot take the column's type or its options (Java's
+            messages).
+        UnsupportedFeature: a function Paimon does not have.
     """
-    if function in _NOT_IMPLEMENTED:
-        raise UnsupportedFeature(
-            f"Aggregate function '{function}' (field '{field}') is not supported by this "
-            "implementation"
-        )
     check_aggregate_type(function, field, data_type)
     aggregator: FieldAggregator
     if function == "listagg":
@@ -752,6 +950,12 @@ def create_aggregator(
         aggregator = CollectAgg(field, data_type, arrow_type, config.distinct)
     elif function == "nested_update":
         aggregator = NestedUpdateAgg(field, data_type, arrow_type, config.nested_key)
+    elif function == "nested_partial_update":
+        aggregator = NestedPartialUpdateAgg(
+            field, data_type, arrow_type, config.nested_key, config.nested_key_null_strategy
+        )
+    elif function == "merge_map_with_keytime":
+        aggregator = MergeMapWithKeyTimeAgg(field, data_type, arrow_type, config.ts_field)
     elif function in _SIMPLE:
         aggregator = _SIMPLE[function](field, data_type, arrow_type)
     else:

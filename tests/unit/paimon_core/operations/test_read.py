@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import DataFileUnreadable, UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, SchemaError, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.schema import DropColumn, RenameColumn, SetOption
 from paimon_core.table import FileStoreTable
@@ -173,11 +173,13 @@ def test_files_of_higher_levels_are_read(warehouse: str) -> None:
     ]
 
 
-def test_unsupported_aggregate_functions_are_named(warehouse: str) -> None:
+def test_an_aggregate_function_of_the_wrong_type_is_refused_at_read(warehouse: str) -> None:
     options = {"bucket": "1", "merge-engine": "aggregation"}
     options["fields.v.aggregate-function"] = "theta_sketch"
     table = _table(warehouse, primary_keys=["k"], options=options)
-    with pytest.raises(UnsupportedFeature, match="'theta_sketch' \\(field 'v'\\) is not supported"):
+    with pytest.raises(
+        SchemaError, match="theta sketch column must be 'VarBinaryType' but was 'STRING'"
+    ):
         table.new_read()
 
 

@@ -535,3 +535,33 @@ def test_files_with_deletion_vectors_go_through_the_paimon_source(warehouse: str
     assert batch.column(read.ROW_POSITION_COLUMN).to_pylist() == (
         [1] if rest[0].files[0].file_name == first else [0]
     )
+
+
+def test_sketch_bitmap_and_nested_aggregates_from_spark_sql(session: PaimonSession) -> None:
+    """rbm64/theta_sketch on BINARY literals, merge_map_with_keytime on a MAP of STRUCTs and
+    nested_partial_update on an ARRAY of STRUCTs, written and merged from Spark SQL."""
+    from paimon_core.format.roaring_bitmap64 import RoaringBitmap64
+    from paimon_core.format.sketches import theta_estimate, theta_sketch_of
+
+    session.sql(
+        "CREATE TABLE sk (k INT NOT NULL, rb BINARY, th BINARY, "
+        "mm MAP<STRING, STRUCT<v: STRING, ts: STRING>>, "
+        "np ARRAY<STRUCT<id: INT, a: INT, b: STRING>>, PRIMARY KEY (k) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'aggregation', "
+        "'fields.rb.aggregate-function' = 'rbm64', 'fields.th.aggregate-function' = "
+        "'theta_sketch', 'fields.mm.aggregate-function' = 'merge_map_with_keytime', "
+        "'fields.np.aggregate-function' = 'nested_partial_update', 'fields.np.nested-key' = 'id')"
+    )
+    for values, ts, a, b in (([1, 2], "2", 1, "NULL"), ([2, 3], "1", "NULL", "'x'")):
+        rb = RoaringBitmap64.bitmap_of(values).serialize().hex()
+        th = theta_sketch_of(values).hex()
+        session.sql(
+            f"INSERT INTO sk VALUES (1, X'{rb}', X'{th}', "
+            f"map('c', named_struct('v', 'v{ts}', 'ts', '{ts}')), "
+            f"array(named_struct('id', 7, 'a', {a}, 'b', {b})))"
+        )
+    ((rb, th, mm, np_),) = rows(session, "SELECT rb, th, mm, np FROM sk")
+    assert list(RoaringBitmap64.deserialize(bytes(rb))) == [1, 2, 3]
+    assert theta_estimate(bytes(th)) == 3.0
+    assert {k: tuple(v) for k, v in mm.items()} == {"c": ("v2", "2")}
+    assert [tuple(r) for r in np_] == [(7, 1, "x")]

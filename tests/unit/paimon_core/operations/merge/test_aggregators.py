@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from paimon_core.exceptions import MergeError, SchemaError, UnsupportedFeature
 from paimon_core.format.merge_options import FieldAggregation
+from paimon_core.format.roaring_bitmap64 import RoaringBitmap64
+from paimon_core.format.sketches import hll_sketch_of, theta_sketch_of
 from paimon_core.format.types import from_arrow_type
 from paimon_core.operations.merge.aggregators import FieldAggregator, create_aggregator
 from paimon_core.operations.merge.base import Groups
@@ -212,8 +214,238 @@ def test_types_and_unsupported_functions_are_refused() -> None:
         _aggregator("sum", pa.string())
     with pytest.raises(SchemaError, match="collect column must be 'Array'"):
         _aggregator("collect", pa.int32())
-    with pytest.raises(SchemaError, match="must be 'VARBINARY'"):
-        _aggregator("rbm32", pa.int64())
-    for name in ("theta_sketch", "hll_sketch", "rbm64"):
-        with pytest.raises(UnsupportedFeature, match=f"'{name}'"):
-            _aggregator(name, pa.binary())
+    for name, what in [("rbm32", "roaring bitmap"), ("rbm64", "roaring bitmap"),
+                       ("theta_sketch", "theta sketch"), ("hll_sketch", "hll sketch")]:  # fmt: skip
+        with pytest.raises(
+            SchemaError,
+            match=f"^Data type for {what} column must be 'VarBinaryType' but was 'BIGINT'.$",
+        ):
+            _aggregator(name, pa.int64())
+    with pytest.raises(UnsupportedFeature, match="unsupported aggregation: median"):
+        _aggregator("median", pa.int64())
+
+
+# ------------------------------------------- sketches, rbm64 (Java's FieldAggregatorTest)
+
+
+@pytest.mark.parametrize(
+    ("function", "of"),
+    [
+        ("theta_sketch", theta_sketch_of),
+        ("hll_sketch", hll_sketch_of),
+        ("rbm64", lambda values: RoaringBitmap64.bitmap_of(values).serialize()),
+    ],
+)
+def test_binary_unions_follow_javas_field_aggregator_test(function: str, of: Any) -> None:
+    agg = _aggregator(function, pa.binary())
+    input_val, acc1, acc2 = of([1]), of([2, 3]), of([1, 2, 3])
+    assert agg.agg(None, None) is None
+    assert agg.agg(None, input_val) == input_val
+    assert agg.agg(acc1, None) == acc1
+    assert agg.agg(acc1, input_val) == acc2
+    assert agg.agg(acc2, input_val) == acc2
+    groups = Groups.of_lengths(np.array([3, 1]))
+    column = pa.array([acc1, None, input_val, None], pa.binary())
+    got = agg.reduce(column, np.ones(4, bool), np.zeros(4, bool), groups)
+    assert got.to_pylist() == [acc2, None]
+
+
+@pytest.mark.parametrize("function", ["theta_sketch", "hll_sketch", "rbm64"])
+def test_binary_unions_refuse_bytes_of_another_kind(function: str) -> None:
+    with pytest.raises(MergeError, match="field 'f'"):
+        _aggregator(function, pa.binary()).agg(b"\x01\x02\x03", b"\x04\x05\x06\x07\x08\x09")
+
+
+RETRACT_CASES = [
+    ("theta_sketch", pa.binary(), theta_sketch_of([1])),
+    ("hll_sketch", pa.binary(), hll_sketch_of([1])),
+    ("rbm64", pa.binary(), RoaringBitmap64.bitmap_of([1]).serialize()),
+    (
+        "merge_map_with_keytime",
+        pa.map_(pa.string(), pa.struct([("v", pa.string()), ("ts", pa.string())])),
+        [("a", {"v": "x", "ts": "1"})],
+    ),
+    (
+        "nested_partial_update",
+        pa.list_(pa.struct([("k", pa.int32()), ("v", pa.string())])),
+        [{"k": 1, "v": "x"}],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("function", "arrow_type", "value"), RETRACT_CASES, ids=[c[0] for c in RETRACT_CASES]
+)
+def test_new_functions_cannot_retract_unless_ignored(
+    function: str, arrow_type: pa.DataType, value: Any
+) -> None:
+    config = {"nested_key": ("k",)} if function == "nested_partial_update" else {}
+    agg = _aggregator(function, arrow_type, **config)
+    message = (
+        f"^Aggregate function '{function}' does not support retraction, If you allow this "
+        "function to ignore retraction messages, you can configure "
+        "'fields.f.ignore-retract'='true'.$"
+    )
+    with pytest.raises(MergeError, match=message):
+        agg.retract(value, value)
+    column = pa.array([value, value], arrow_type)
+    groups = Groups.of_lengths(np.array([2]))
+    with pytest.raises(MergeError, match=message):
+        agg.reduce(column, np.ones(2, bool), np.array([False, True]), groups)
+    ignoring = _aggregator(function, arrow_type, ignore_retract=True, **config)
+    assert ignoring.retract(value, value) == value
+    got = ignoring.reduce(column, np.ones(2, bool), np.array([False, True]), groups)
+    assert got.to_pylist() == pa.array([value], arrow_type).to_pylist()
+
+
+# ---------------------------------------------------------------- merge_map_with_keytime
+
+KEYTIME_ROW = pa.struct([("actual_value", pa.string()), ("dbsync_ts", pa.string())])
+
+
+def _entries(*entries: tuple[Any, str, str]) -> list[tuple[Any, dict[str, str]]]:
+    return [(k, {"actual_value": v, "dbsync_ts": ts}) for k, v, ts in entries]
+
+
+def _values(acc: list[tuple[Any, Any]]) -> dict[Any, str | None]:
+    return {k: None if row is None else row["actual_value"] for k, row in acc}
+
+
+def test_merge_map_with_keytime_follows_javas_field_aggregator_test() -> None:
+    agg = _aggregator("merge_map_with_keytime", pa.map_(pa.string(), KEYTIME_ROW))
+    map1 = _entries(("key1", "A", "17682882903686900100"), ("key2", "B", "17682882903686900100"))
+    map2 = _entries(("key1", "A1", "17682882903686900200"), ("key3", "C", "17682882903686900200"))
+    map3 = _entries(("key2", "B2", "17682882903686900050"))
+    acc = agg.agg(None, map1)
+    assert _values(acc) == {"key1": "A", "key2": "B"}
+    acc = agg.agg(acc, map2)
+    assert _values(acc) == {"key1": "A1", "key2": "B", "key3": "C"}
+    acc = agg.agg(acc, map3)
+    assert _values(acc) == {"key1": "A1", "key2": "B", "key3": "C"}
+
+
+def test_merge_map_with_keytime_binary_keys_tombstones_and_null_timestamps() -> None:
+    agg = _aggregator("merge_map_with_keytime", pa.map_(pa.binary(), KEYTIME_ROW))
+    acc = agg.agg(None, _entries((b"\x01\x02", "A", "100")))
+    acc = agg.agg(acc, _entries((b"\x01\x02", "A1", "200")))
+    assert _values(acc) == {b"\x01\x02": "A1"}
+    acc = agg.agg(acc, _entries((b"\x01\x02", "A0", "050")))
+    assert _values(acc) == {b"\x01\x02": "A1"}
+    assert agg.agg(acc, [(b"\x01\x02", None)]) == []  # a null row removes its key
+    # A row with a null timestamp is skipped; one onto a null-timestamp row replaces it.
+    acc = agg.agg(None, [("k", {"actual_value": "old", "dbsync_ts": None})])
+    assert _values(agg.agg(acc, _entries(("k", "new", "1")))) == {"k": "new"}
+    assert _values(agg.agg(acc, [("k", {"actual_value": "x", "dbsync_ts": None})])) == {"k": "old"}
+    # Java compares UTF-16 code units: U+FFFF sorts after U+10000 (a surrogate pair).
+    acc = agg.agg(None, _entries(("k", "bmp", "\uffff")))
+    assert _values(agg.agg(acc, _entries(("k", "astral", "\U00010000")))) == {"k": "bmp"}
+
+
+def test_merge_map_with_keytime_ts_field_option_and_type_checks() -> None:
+    row = pa.struct([("ts", pa.string()), ("v", pa.string())])
+    agg = _aggregator("merge_map_with_keytime", pa.map_(pa.int32(), row), ts_field="ts")
+    acc = agg.agg([(1, {"ts": "5", "v": "a"})], [(1, {"ts": "6", "v": "b"})])
+    assert acc == [(1, {"ts": "6", "v": "b"})]
+    with pytest.raises(
+        SchemaError,
+        match=r"^Timestamp field 'when' not found in ROW type for field 'f'. "
+        r"Available fields: \[ts, v\]$",
+    ):
+        _aggregator("merge_map_with_keytime", pa.map_(pa.int32(), row), ts_field="when")
+    with pytest.raises(SchemaError, match=r"^Data type for field 'f' must be 'MAP' but was 'INT'$"):
+        _aggregator("merge_map_with_keytime", pa.int32())
+    with pytest.raises(SchemaError, match="Value type of MAP for field 'f' must be ROW but was"):
+        _aggregator("merge_map_with_keytime", pa.map_(pa.int32(), pa.string()))
+    one = pa.map_(pa.int32(), pa.struct([("ts", pa.string())]))
+    with pytest.raises(SchemaError, match=r"must have at least 2 fields, but found 1$"):
+        _aggregator("merge_map_with_keytime", one)
+    numeric = pa.map_(pa.int32(), pa.struct([("v", pa.string()), ("ts", pa.int64())]))
+    by_number = _aggregator("merge_map_with_keytime", numeric)
+    assert by_number.agg([(1, {"v": "a", "ts": 1})], [(2, {"v": "b", "ts": 2})]) == [
+        (1, {"v": "a", "ts": 1}),
+        (2, {"v": "b", "ts": 2}),
+    ]
+    with pytest.raises(MergeError, match="'ts' of field 'f' is compared as a string"):
+        by_number.agg([(1, {"v": "a", "ts": 1})], [(1, {"v": "b", "ts": 2})])
+
+
+# ----------------------------------------------------------------- nested_partial_update
+
+NESTED = pa.list_(pa.struct([("k", pa.int32()), ("v1", pa.int32()), ("v2", pa.string())]))
+
+
+def _row(k: Any, v1: Any, v2: Any) -> dict[str, Any]:
+    return {"k": k, "v1": v1, "v2": v2}
+
+
+def test_nested_partial_update_follows_javas_field_aggregator_test() -> None:
+    agg = _aggregator("nested_partial_update", NESTED, nested_key=("k",))
+    acc = agg.agg(None, [_row(0, 0, None)])
+    assert acc == [_row(0, 0, None)]
+    acc = agg.agg(acc, [_row(0, None, "A")])
+    assert acc == [_row(0, 0, "A")]
+    acc = agg.agg(acc, [_row(0, 1, "B")])
+    assert acc == [_row(0, 1, "B")]
+    acc = agg.agg(acc, [_row(1, 2, "C")])
+    assert acc == [_row(0, 1, "B"), _row(1, 2, "C")]
+    acc = agg.agg(acc, [_row(None, 0, "D")])  # merge (the default) keeps null keys
+    assert acc == [_row(0, 1, "B"), _row(1, 2, "C"), _row(None, 0, "D")]
+    assert agg.agg(acc, None) == acc
+    assert agg.agg(None, [None, _row(5, 1, None), _row(5, None, "x")]) == [_row(5, 1, "x")]
+
+
+def test_nested_partial_update_null_key_strategies() -> None:
+    ignore = _aggregator(
+        "nested_partial_update", NESTED, nested_key=("k",), nested_key_null_strategy="IGNORE"
+    )
+    acc = ignore.agg(None, [_row(0, 0, None)])
+    assert ignore.agg(acc, [_row(None, None, "A_ignore")]) == [_row(0, 0, None)]
+    assert ignore.agg(None, [_row(None, None, "FirstInput")]) == []
+    error = _aggregator(
+        "nested_partial_update", NESTED, nested_key=("k",), nested_key_null_strategy="error"
+    )
+    message = "^Nested key contains null values. Primary key fields must not be null.$"
+    with pytest.raises(MergeError, match=message):
+        error.agg([_row(0, 0, None)], [_row(None, 0, "A")])
+    with pytest.raises(MergeError, match=message):
+        error.agg(None, [_row(None, None, "FirstInput")])
+
+
+def test_nested_partial_update_options_are_checked() -> None:
+    with pytest.raises(SchemaError, match=r"needs 'fields.f.nested-key'"):
+        _aggregator("nested_partial_update", NESTED)
+    with pytest.raises(SchemaError, match=r"Nested key \['id'\] of field 'f'"):
+        _aggregator("nested_partial_update", NESTED, nested_key=("id",))
+    with pytest.raises(SchemaError, match=r"for key 'fields.f.nested-key-null-strategy'"):
+        _aggregator(
+            "nested_partial_update", NESTED, nested_key=("k",), nested_key_null_strategy="drop"
+        )
+    with pytest.raises(SchemaError, match="nested table column must be 'Array<Row>'"):
+        _aggregator("nested_partial_update", pa.list_(pa.int32()), nested_key=("k",))
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_rbm64_reduce_equals_javas_fold_byte_for_byte(data: st.DataObject) -> None:
+    """The bulk fold keeps the bitmap between records (run-optimized, as Java's
+    serialize-deserialize round trip leaves it): the same bytes as Java's record-at-a-time
+    fold."""
+    lengths = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4))
+    scattered = st.lists(st.integers(0, 2**34), max_size=30)
+    ranges = st.lists(
+        st.tuples(st.integers(0, 2**18), st.integers(1, 5000), st.integers(1, 3)), max_size=3
+    ).map(lambda rs: [v for start, n, step in rs for v in range(start, start + n, step)])
+    value = st.one_of(
+        st.none(),
+        st.one_of(scattered, ranges).map(lambda v: RoaringBitmap64.bitmap_of(v).serialize()),
+    )
+    column = data.draw(st.lists(value, min_size=sum(lengths), max_size=sum(lengths)))
+    agg = _aggregator("rbm64", pa.binary())
+    n = len(column)
+    got = agg.reduce(
+        pa.array(column, pa.binary()),
+        np.ones(n, bool),
+        np.zeros(n, bool),
+        Groups.of_lengths(np.array(lengths)),
+    )
+    assert got.to_pylist() == _scalar(agg, column, [False] * n, lengths)
