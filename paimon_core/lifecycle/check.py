@@ -64,6 +64,7 @@ from paimon_core.format.paths import (
 )
 from paimon_core.format.schema import SchemaManager, TableSchema
 from paimon_core.format.snapshot import ChangelogManager, Snapshot, SnapshotManager, load_json
+from paimon_core.format.statistics import Statistics
 from paimon_core.format.stats import ColumnStats, StatsMode, column_stats, decode_stats
 from paimon_core.format.tag import TagManager
 from paimon_core.format.types import BIGINT, TINYINT, DataType
@@ -221,6 +222,7 @@ class _Check:
         self.names: set[str] = set()
         self._named_manifests: set[str] = set()
         self._named_index: set[str] = set()
+        self._parsed_statistics: set[str] = set()
         self.complete = True
         self._deep_targets: dict[str, _Need] = {}
         self._deep_lists: set[str] = set()
@@ -526,8 +528,17 @@ class _Check:
             if entries is not None:
                 self._named_index.add(name)
         if snapshot.statistics:
-            self.names.add(snapshot.statistics)
-            out.append(_Need(files.statistics_path(snapshot.statistics), "statistics file"))
+            name = snapshot.statistics
+            path = files.statistics_path(name)
+            self.names.add(name)
+            out.append(_Need(path, "statistics file"))
+            if name not in self._parsed_statistics:
+
+                def parse(path: str = path) -> Statistics:
+                    return Statistics.from_json(self.io.read_text(path), path)
+
+                if self.read(path, "statistics file", root, parse) is not None:
+                    self._parsed_statistics.add(name)
         self.schema_needs(schema_dir, schema_ids, root, out)
         return out
 

@@ -17,8 +17,10 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
 from paimon_core.format.manifest import FileKind
-from paimon_core.format.snapshot import snapshot_to_json
+from paimon_core.format.snapshot import ChangelogManager, snapshot_to_json
+from paimon_core.format.statistics import Statistics
 from paimon_core.lifecycle.check import LiveRoot, Problem, check_table, live_roots, render_roots
+from paimon_core.lifecycle.file_deletion import TableFiles
 from paimon_core.lifecycle.orphan import remove_orphan_files
 from paimon_core.lifecycle.tag_management import create_tag
 from paimon_core.table import FileStoreTable
@@ -56,8 +58,6 @@ def live_entries(table: FileStoreTable, snapshot_id: int | None = None) -> list:
 
 
 def data_path(table: FileStoreTable, entry: Any) -> str:
-    from paimon_core.lifecycle.file_deletion import TableFiles
-
     return TableFiles(table).data_path(entry)
 
 
@@ -402,6 +402,39 @@ def test_deep_check_reads_manifest_lists_in_full(warehouse: str) -> None:
         "snapshot 1",
     )
     assert "adds 1 and deletes 0 files" in problem.detail and "says 2 and 0" in problem.detail
+
+
+def test_changelog_file_needed_by_a_long_lived_changelog(warehouse: str) -> None:
+    table = changelog_table(new_catalog(warehouse))
+    changelog = ChangelogManager(table.file_io, table.path).snapshot(1)
+    _lists, _manifests, paths = TableFiles(table).changelog_usage(changelog)
+    path = sorted(paths)[0]
+    assert "/changelog-" in path
+    os.remove(path)
+    assert checked(table) == [
+        Problem("missing", path, "changelog 1", "changelog file does not exist")
+    ]
+
+
+def test_statistics_file_missing_or_corrupt(warehouse: str) -> None:
+    table = new_table(new_catalog(warehouse), "db.s", commits=2)
+    table.new_commit().commit_statistics(Statistics(2, 0, 4, 100))  # snapshot 3 (ANALYZE)
+    create_tag(table, "t1", snapshot_id=3)
+    healthy(table)
+    path = f"{table.path}/statistics/{table.snapshot_manager.snapshot(3).statistics}"
+    with open(path, "w") as f:
+        f.write("{")
+    (problem,) = checked(table)
+    assert (problem.kind, problem.path, problem.needed_by) == (
+        "corrupt",
+        path,
+        "snapshot 3, tag t1",
+    )
+    assert problem.detail.startswith("statistics file cannot be read: ")
+    os.remove(path)
+    assert checked(table) == [
+        Problem("missing", path, "snapshot 3, tag t1", "statistics file does not exist")
+    ]
 
 
 def test_branch_roots_are_checked(warehouse: str) -> None:
