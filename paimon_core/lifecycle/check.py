@@ -297,6 +297,7 @@ class _Check:
                     for need in self.needs(root):
                         for key in bad.get(need.path, ()):
                             self.problems[key][1].add(root)
+        self.forget_vanished_roots()
         self.find_orphans()
         rows = [
             Problem(kind, path, render_roots(roots) or None, "; ".join(details))
@@ -304,6 +305,20 @@ class _Check:
         ]
         rows.sort(key=lambda p: (KINDS.index(p.kind), p.path))
         return rows
+
+    def forget_vanished_roots(self) -> None:
+        """Roots whose own file is gone by now were expired, rolled back or deleted while
+        the check ran, and their files with them: that is no damage. Asked only of the
+        roots of problems, so a healthy table costs nothing more."""
+        involved = {r for _, roots in self.problems.values() for r in roots}
+        vanished = {r for r in involved if not self.io.exists(r.path)}
+        if not vanished:
+            return
+        for key, (_, roots) in list(self.problems.items()):
+            if roots and roots <= vanished:
+                del self.problems[key]
+            else:
+                roots -= vanished
 
     def branches(self) -> list[str | None]:
         """The main branch and every ``branch/branch-<name>``: the one place another kind

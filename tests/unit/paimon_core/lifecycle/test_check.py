@@ -19,6 +19,7 @@ from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
 from paimon_core.format.manifest import FileKind
 from paimon_core.format.snapshot import ChangelogManager, snapshot_to_json
 from paimon_core.format.statistics import Statistics
+from paimon_core.lifecycle import check as check_module
 from paimon_core.lifecycle.check import LiveRoot, Problem, check_table, live_roots, render_roots
 from paimon_core.lifecycle.file_deletion import TableFiles
 from paimon_core.lifecycle.orphan import remove_orphan_files
@@ -202,6 +203,27 @@ def test_data_file_needed_only_by_a_tag(warehouse: str) -> None:
     path = data_path(table, only_tag[0])
     os.remove(path)
     assert checked(table) == [Problem("missing", path, "tag t1", "data file does not exist")]
+
+
+def test_files_of_a_root_deleted_during_the_check_are_no_damage(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tag deleted (with its files) while the check runs: its files are missing, but so
+    is the tag by the end, which is no damage."""
+    table = tagged_pk_table(new_catalog(warehouse))
+    current = {e.file.file_name for e in live_entries(table)}
+    tagged = table.new_scan().read_entries(table.tag_manager.get("t1").snapshot)
+    path = data_path(table, next(e for e in tagged if e.file.file_name not in current))
+    os.remove(path)
+    checked_needs = check_module._Check.check_need
+
+    def check_need(self: Any, need: Any, root: LiveRoot) -> None:
+        checked_needs(self, need, root)
+        if root.role == "tag" and os.path.exists(root.path):
+            os.remove(root.path)  # deleted by another process right after we read it
+
+    monkeypatch.setattr(check_module._Check, "check_need", check_need)
+    assert check_table(table) == []
 
 
 def test_truncated_manifest_is_corrupt_for_every_root_reading_it(warehouse: str) -> None:
