@@ -53,6 +53,8 @@ DIFF_OUTPUT = (
 
 
 def _check_table(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Rows ``(kind, path, needed_by, detail)``, one per problem, none when healthy (see the
+    module docstring); read-only, so it is answered without Spark even with ``deep``."""
     table = ctx.table(args["table"])
     problems = check_table(table, deep=bool(args["deep"]))
     return ProcedureResult(
@@ -61,6 +63,9 @@ def _check_table(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
 
 
 def _diff_tags(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Rows ``(partition, bucket, file_path, kind, row_count, level)``: the files ``added``
+    in ``to`` and ``removed`` from ``from``. Both versions are resolved before anything is
+    read, so a bad one fails with one line naming it."""
     versions = []
     for argument in ("from", "to"):
         value = args[argument]
