@@ -44,7 +44,7 @@ from paimon_core.lifecycle.file_deletion import ManifestRef, TableFiles, delete_
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
-__all__ = ["OrphanResult", "remove_orphan_files"]
+__all__ = ["OrphanResult", "branch_names", "orphan_candidates", "remove_orphan_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class _UsedNames:
                 self.add_snapshot(changelog, changelogs.snapshot_path(changelog_id), True)
 
 
-def _branches(file_io: FileIO, root: str) -> list[str]:
+def branch_names(file_io: FileIO, root: str) -> list[str]:
     return [
         name[len(BRANCH_PREFIX) :]
         for name in file_io.list_names(f"{root}/{BRANCH_DIR}")
@@ -182,7 +182,7 @@ def _branches(file_io: FileIO, root: str) -> list[str]:
     ]
 
 
-def _candidates(
+def orphan_candidates(
     statuses: Iterable[FileStatus], root: str, partition_depth: int, threshold: int
 ) -> tuple[list[FileStatus], list[FileStatus]]:
     """(unconditional orphans among metadata temp files, files that need a reference)."""
@@ -233,13 +233,13 @@ def remove_orphan_files(
         )
     io, root = table.file_io, table.path.rstrip("/")
     # List before reading the snapshots: a file committed meanwhile is then seen as used.
-    metadata, content = _candidates(
+    metadata, content = orphan_candidates(
         io.walk(root), root, len(table.schema.partition_keys), threshold
     )
     if content:
         used = _UsedNames(table)
         used.add_branch(None)
-        for branch in _branches(io, root):
+        for branch in branch_names(io, root):
             used.add_branch(branch)
         content = [s for s in content if s.name not in used.names]
     orphans = sorted(metadata + content, key=lambda s: s.path)
