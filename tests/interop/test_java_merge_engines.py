@@ -1,7 +1,8 @@
 """Merge engines against Apache Paimon 0.9 (Java), both directions.
 
 Java's side is a fixture (``merge_engine_scenarios``: the tables Java wrote for each scenario,
-and Java's read of them at every snapshot). We read Java's files and must see what Java saw;
+and Java's read of them at every snapshot). We read Java's files and must see what Java saw
+(but where Paimon 2.0, which we follow, reads otherwise: ``PAIMON_2``);
 we write the same commits and Java (paimon-oracle, one read per scenario) must see the same
 rows in our files, which proves our files carry the rows, kinds and sequence numbers Java
 merges identically.
@@ -29,6 +30,12 @@ Oracle = Callable[..., Any]
 EXPECTATIONS: dict[str, Any] = json.loads(EXPECTED.read_text())
 KINDS = {"insert": 0, "update_before": 1, "delete": 3}
 WRITTEN_BY_US = [n for n, s in SCENARIOS.items() if not s.get("java_only")]
+# Where we follow a later Paimon than the 0.9 oracle: (scenario, snapshot, k) -> the columns
+# Paimon 2.0 reads otherwise. listagg skips empty strings since 2.0 (apache/paimon#8480).
+PAIMON_2: dict[tuple[str, str, int], dict[str, Any]] = {
+    ("aggregation_every_function", "2", 2): {"agg": "only"},
+    ("aggregation_every_function", "3", 2): {"agg": "only|z"},
+}
 
 
 def _value(value: Any) -> Any:
@@ -52,9 +59,17 @@ def _java_table(name: str) -> FileStoreTable:
     return FileSystemCatalog(str(WAREHOUSE)).get_table(f"db.{name}")
 
 
+def _last_snapshot(name: str) -> str:
+    return max(EXPECTATIONS[name]["reads"], key=int)
+
+
 def _last_read(name: str) -> Any:
-    reads = EXPECTATIONS[name]["reads"]
-    return reads[max(reads, key=int)]
+    return EXPECTATIONS[name]["reads"][_last_snapshot(name)]
+
+
+def _as_paimon_2(name: str, snapshot: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Java 0.9's read of a snapshot as Paimon 2.0, which we follow, reads it."""
+    return [{**r, **PAIMON_2.get((name, snapshot, r["k"]), {})} for r in rows]
 
 
 def _ours(warehouse: str, name: str) -> FileStoreTable:
@@ -98,7 +113,8 @@ def test_we_read_java_tables_at_every_snapshot(name: str) -> None:
                 at.to_arrow()
             assert "Partial update can not accept delete records" in expected["error"]
         else:
-            assert _rows(at.to_arrow().to_pylist()) == _rows(expected), f"snapshot {snapshot}"
+            ours = _as_paimon_2(name, snapshot, expected)
+            assert _rows(at.to_arrow().to_pylist()) == _rows(ours), f"snapshot {snapshot}"
 
 
 @pytest.mark.oracle
@@ -115,7 +131,8 @@ def test_java_reads_our_tables_as_it_reads_its_own(
             table.to_arrow()
         return
     assert _rows(oracle("read", warehouse, f"db.{name}")) == _rows(expected)
-    assert _rows(table.to_arrow().to_pylist()) == _rows(expected)
+    ours = _as_paimon_2(name, _last_snapshot(name), expected)
+    assert _rows(table.to_arrow().to_pylist()) == _rows(ours)
 
 
 @pytest.mark.oracle

@@ -14,7 +14,8 @@ numpy/Arrow operations that give the same values (tests compare the two):
   float32 for FLOAT; DECIMAL goes through Python's ``Decimal`` as Java's ``DecimalUtils``
   (a product or a DECIMAL(p > 18) sum that no longer fits its precision becomes null).
 * ``max``/``min`` compare as ``InternalRowUtils.compare`` (FLOAT/DOUBLE as ``Double.compare``).
-* ``listagg`` joins non-null strings with ``fields.<f>.list-agg-delimiter``.
+* ``listagg`` joins non-blank strings with ``fields.<f>.list-agg-delimiter`` (Paimon 2.0 skips
+  empty and whitespace-only strings as nulls; earlier releases joined them).
 * ``theta_sketch``/``hll_sketch`` union Apache DataSketches sketches, ``rbm32``/``rbm64``
   roaring bitmaps, with Java's bytes (``format/sketches.py``, ``format/roaring_bitmap64.py``).
 
@@ -524,9 +525,29 @@ class BoolOrAgg(_BoolAgg):
 # ------------------------------------------------------------------------ strings
 
 
+# Java's ``Character.isWhitespace``, which ``StringUtils.isBlank`` tests on every char: the
+# Unicode space separators but the no-break ones (U+00A0, U+2007, U+202F), \t \n \v \f \r
+# and the separators \x1c-\x1f.
+_JAVA_WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+)
+_BLANK_PATTERN = (
+    r"^[\t\n\x0b\x0c\r\x1c-\x1f \x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}\x{2028}"
+    r"\x{2029}\x{205f}\x{3000}]*$"
+)
+
+
+def is_blank(value: str) -> bool:
+    """Paimon's ``StringUtils.isBlank``: empty, or only Java whitespace."""
+    return all(c in _JAVA_WHITESPACE for c in value)
+
+
 class ListaggAgg(FieldAggregator):
-    """Non-null strings joined with the delimiter; with ``fields.<f>.distinct`` (Paimon 1.x)
-    tokens already present and blank tokens are skipped."""
+    """Non-blank strings joined with the delimiter: null, empty and whitespace-only values
+    are skipped (Paimon 2.0; 0.9 to 1.4 joined empty strings too). With
+    ``fields.<f>.distinct`` (Paimon 1.x) tokens already present and blank tokens are
+    skipped as well."""
 
     name = "listagg"
 
@@ -543,18 +564,16 @@ class ListaggAgg(FieldAggregator):
         self.distinct = distinct
 
     def agg(self, acc: Any, value: Any) -> Any:
-        if not self.distinct:
-            if value is None or acc is None:
-                return acc if value is None else value
-            return acc + self.delimiter + value
-        if value is None or not value.strip():
+        if value is None or is_blank(value):
             return acc
-        if acc is None or not acc.strip():
+        if acc is None or is_blank(acc):
             return value
+        if not self.distinct:
+            return acc + self.delimiter + value
         seen = set(acc.split(self.delimiter))
         out = [acc]
         for token in value.split(self.delimiter):
-            if not token.strip() or token in seen:
+            if is_blank(token) or token in seen:
                 continue
             seen.add(token)
             out.append(token)
@@ -566,10 +585,12 @@ class ListaggAgg(FieldAggregator):
         if self.distinct:
             return super().reduce(values, present, retract, groups)
         self.check_retract(present, retract)
-        ok = present & valid_of(values)
+        values = values.cast(pa.string())
+        blank = pc.match_substring_regex(values, _BLANK_PATTERN).fill_null(True)
+        ok = present & ~np.asarray(blank.to_numpy(zero_copy_only=False), dtype=bool)
         counts = groups.count(ok)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-        chosen = values.take(pa.array(np.flatnonzero(ok))).cast(pa.string())
+        chosen = values.take(pa.array(np.flatnonzero(ok)))
         lists = pa.ListArray.from_arrays(pa.array(offsets), chosen)
         joined = pc.binary_join(lists, self.delimiter)
         return pc.if_else(pa.array(counts > 0), joined, pa.scalar(None, pa.string())).cast(

@@ -16,6 +16,10 @@
   otherwise): an input older than the group's sequence aggregates "reversed", a retraction
   retracts. ``partial-update.remove-record-on-sequence-group`` (Paimon 1.x): a winning ``-D``
   in a group with one of the listed sequence fields deletes the whole row.
+* A key's first record, when a retraction, fills the whole row with its values before it is
+  applied (Java's ``initRow``, Paimon 1.4 and later; also with ``ignore-delete``, which then
+  skips it): columns no later record sets keep them, and a sequence group compares later
+  records with its sequence.
 
 The result is an ``+I``, or a ``-D`` when the key was deleted or got no ``+I``/``+U`` at all (a
 key with only retractions disappears; Paimon 0.9 returned a row of nulls there).
@@ -104,15 +108,18 @@ class PartialUpdateMergeFunction(MergeFunction):
         has_add = groups.any(adds)
         columns: dict[str, Any] = {}
         names = [n for n in rows.column_names if n not in (SEQUENCE_NUMBER, VALUE_KIND)]
+        # A key's first record, when a retraction, fills the row with its values (Java's
+        # initRow, also with ignore-delete); -1 where it is an addition.
+        initial = np.where(retract[groups.starts], groups.starts, -1)
         if self.remove_record_on_delete and not self.ignore_delete:
             # The row restarts from each -D's values: later non-null values update them.
             deleted_at = groups.last_where(kinds == DELETE)
-            after = np.arange(len(kinds)) > np.repeat(deleted_at, groups.lengths)
+            base = np.where(deleted_at < 0, initial, deleted_at)
             deleted_last = kinds[groups.last] == DELETE
         else:
-            deleted_at = np.full(len(groups), -1, np.int64)
-            after = np.ones(len(kinds), bool)
+            base = initial
             deleted_last = np.zeros(len(groups), bool)
+        after = np.arange(len(kinds)) > np.repeat(base, groups.lengths)
         group_of = self._group_of
         for name in names:
             if name in group_of:
@@ -123,11 +130,11 @@ class PartialUpdateMergeFunction(MergeFunction):
                 columns[name] = column.take(pa.array(groups.last))
                 continue
             pick = groups.last_where(adds & valid_of(column) & after)
-            columns[name] = take_or_null(column, np.where(pick < 0, deleted_at, pick))
+            columns[name] = take_or_null(column, np.where(pick < 0, base, pick))
         for group in self.sequence_groups:
             members = [n for n in (*group.sequence_fields, *group.fields) if n in names]
             if members:
-                columns.update(self._group_winner(rows, groups, group, members, retract))
+                columns.update(self._group_winner(rows, groups, group, members, retract, initial))
         # Java's latestSequenceNumber: of the last record not skipped by ignore-delete.
         latest = groups.last_where(counted)
         sequence = rows.column(SEQUENCE_NUMBER).take(
@@ -148,15 +155,24 @@ class PartialUpdateMergeFunction(MergeFunction):
         group: SequenceGroup,
         members: list[str],
         retract: np.ndarray,
+        initial: np.ndarray,
     ) -> dict[str, pa.Array]:
         """The group's columns from the record with the highest (sequence fields, position)
-        among those whose sequence fields are not all null; a retraction clears them."""
+        among those whose sequence fields are not all null; a retraction clears them.
+
+        A first record that is a retraction (``initial``) filled the row first: with
+        ``ignore-delete`` it competes with its values kept, and the group keeps its values
+        when no record set the group's sequence."""
         sequence = [rows.column(s).combine_chunks() for s in group.sequence_fields]
         some_set = np.zeros(rows.num_rows, bool)
         for column in sequence:
             some_set |= valid_of(column)
+        clears = retract
         if self.ignore_delete:
-            some_set &= ~retract
+            filled = np.zeros(rows.num_rows, bool)
+            filled[initial[initial >= 0]] = True
+            some_set &= ~retract | filled
+            clears = np.zeros(rows.num_rows, bool)
         chosen = np.flatnonzero(some_set)
         winner = np.full(len(groups), -1, np.int64)
         if len(chosen):
@@ -175,7 +191,8 @@ class PartialUpdateMergeFunction(MergeFunction):
             sorted_g = gid[order]
             last = np.flatnonzero(np.append(sorted_g[1:] != sorted_g[:-1], True))
             winner[sorted_g[last]] = chosen[order[last]]
-        won_by_retraction = (winner >= 0) & retract[np.maximum(winner, 0)]
+        won_by_retraction = (winner >= 0) & clears[np.maximum(winner, 0)]
+        winner = np.where(winner < 0, initial, winner)
         out = {}
         for name in members:
             column = rows.column(name).combine_chunks()
@@ -226,12 +243,14 @@ class PartialUpdateMergeFunction(MergeFunction):
         for agg in self.aggregators.values():
             agg.reset()
         latest = sequence_numbers[-1]
-        meet_insert = False
+        meet_insert = filled = False
         deleted = False
         group_of = {n: g for n, g in self._group_of.items() if n in row}
         for record, kind, sequence in zip(records, kinds.tolist(), sequence_numbers):
             deleted = False
             if kind in (1, 3):
+                if not filled:  # Java's initRow: a first retraction fills the row
+                    row, filled = dict(record), True
                 if self.ignore_delete:
                     continue
                 latest = sequence
@@ -250,7 +269,7 @@ class PartialUpdateMergeFunction(MergeFunction):
                 for name in names:
                     if record[name] is not None:
                         row[name] = record[name]
-            meet_insert = True
+            meet_insert = filled = True
         return row, latest, DELETE if deleted or not meet_insert else INSERT
 
     @staticmethod

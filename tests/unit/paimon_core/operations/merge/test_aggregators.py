@@ -195,7 +195,14 @@ def test_listagg_delimiter_and_distinct() -> None:
         np.zeros(4, bool),
         Groups.of_lengths(np.array([4])),
     )
-    assert got.to_pylist() == ["a||b"]  # Paimon 0.9 keeps empty strings
+    assert got.to_pylist() == ["a|b"]  # Paimon 2.0 skips blank strings (0.9 kept them)
+    # Blank is Java's isBlank: no-break spaces are not whitespace there.
+    blanks = pa.array([" ", "\t\u3000", "x", "\xa0", "", "y"])
+    got = plain.reduce(
+        blanks, np.ones(6, bool), np.zeros(6, bool), Groups.of_lengths(np.array([3, 3]))
+    )
+    assert got.to_pylist() == ["x", "\xa0|y"]
+    assert plain.agg(None, " ") is None and plain.agg(" ", "b") == "b" and plain.agg("a", "") == "a"
     distinct = _aggregator("listagg", pa.string(), delimiter=",", distinct=True)
     assert distinct.agg("a,b", "b,c, ,a") == "a,b,c"
 

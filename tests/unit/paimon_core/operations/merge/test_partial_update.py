@@ -99,6 +99,25 @@ def test_remove_record_on_sequence_group() -> None:
     assert _merge(options, older, ["+I", "-D"]) == [(1, 3, "x", "keep", None, 0)]
 
 
+def test_a_first_retraction_fills_the_row() -> None:
+    """Paimon 1.4 and later (``initRow``): a key's first record, when a retraction, gives the
+    row its values before it applies; what later records leave alone keeps them. Found by
+    test_engine_model (a -U and a +I of one key in one commit)."""
+    rows = [{"k": 1, "a": "a0", "b": "b0", "n": 7}, {"k": 1}]
+    group = {"fields.g.sequence-group": "a"}
+    # g is null: the -U leaves the group alone, the +I sets nothing.
+    assert _merge(group, rows, ["-U", "+I"]) == [(1, None, "a0", "b0", 7, 0)]
+    summed = {**group, "fields.n.aggregate-function": "sum"}  # Java's per-record path
+    assert _merge(summed, rows, ["-U", "+I"]) == [(1, None, "a0", "b0", 7, 0)]
+    assert _merge({"ignore-delete": "true"}, rows, ["-D", "+I"]) == [(1, None, "a0", "b0", 7, 0)]
+    # With a sequence the -D retracts its own group (a cleared); the older +I loses to it.
+    older = [{"k": 1, "g": 3, "a": "a0", "b": "b0"}, {"k": 1, "g": 2, "a": "late"}]
+    assert _merge(group, older, ["-D", "+I"]) == [(1, 3, None, "b0", None, 0)]
+    # ignore-delete skips the -D, but its values stay the row's, its sequence the group's.
+    ignore = {**group, "ignore-delete": "true"}
+    assert _merge(ignore, older, ["-D", "+I"]) == [(1, 3, "a0", "b0", None, 0)]
+
+
 def test_projection_reads_the_groups_sequence_fields() -> None:
     schema = table_schema(SCHEMA, {"merge-engine": "partial-update",
                                               "fields.g.sequence-group": "a,b"})  # fmt: skip
