@@ -16,8 +16,11 @@ subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
   their DEFAULT; a NOT NULL column without one is refused before anything runs.
 * Unqualified names in a NOT MATCHED clause are the source's, in a NOT MATCHED BY SOURCE
   clause the target's (Spark resolves them against that side only).
-* Primary-key tables: only ``deduplicate`` (``partial-update``, which Paimon also allows, is
-  refused here: see ``rowlevel.check_engine``). An UPDATE of a WHEN MATCHED clause may assign
+* Primary-key tables: only the ``deduplicate`` and ``partial-update`` merge engines. On
+  ``partial-update`` an updated row is written whole (every column, the new values and the
+  current ones), so a column set to NULL keeps its value, as in Paimon; a DELETE clause on a
+  ``partial-update`` table that cannot merge ``-D`` rows is refused before anything is written
+  (Paimon-Spark writes them and every later read fails: ``rowlevel.check_retractable``). An UPDATE of a WHEN MATCHED clause may assign
   a primary-key column only when the ON condition equates every primary-key column with a
   source column ("Can't update the primary key column in update clause."); a NOT MATCHED BY
   SOURCE update of a key column, which Paimon lets through and which would leave the old row
@@ -67,6 +70,7 @@ from sql_ext.rowlevel import (
     align,
     assignment_key,
     check_engine,
+    check_retractable,
     deleted_files,
     file_frames,
     file_indexes,
@@ -195,6 +199,8 @@ def merge_into(
     ]
     _check_order(clauses, statement)
     _check_keys(clauses, on, target, source_names, statement)
+    if any(c.action == "delete" for c in clauses):
+        check_retractable(table, statement)
     if not clauses:
         return None
     if table.schema.primary_keys:
