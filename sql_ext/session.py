@@ -1047,7 +1047,9 @@ class PaimonSession:
         elif isinstance(tree, exp.Update):
             update(self.spark, written, tree, read)
         else:
-            merge_into(self.spark, written, tree, self._merge_source(statement, tree), read)
+            source = self._merge_source(statement, tree)
+            flags = self._merge_schema_flags(*target)
+            merge_into(self.spark, written, tree, source, read, flags)
         return _empty(self.spark)
 
     def _merge_source(self, statement: QueryStatement, tree: exp.Merge) -> Source:
@@ -1196,12 +1198,16 @@ class PaimonSession:
     def _case_sensitive(self) -> bool:
         return str(self.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
 
+    def _merge_schema_flags(self, database: str, name: str) -> MergeSchema:
+        """The ``spark.paimon.write.merge-schema`` settings that apply to a table."""
+        options = table_options(paimon_confs(self.spark), CATALOG_NAME, database, name)
+        return MergeSchema.of({k: v for k, (v, _) in options.items()})
+
     def _merge_schema(
         self, table: FileStoreTable, database: str, name: str, source: DataFrame
     ) -> Evolution:
         """The schema evolution ``spark.paimon.write.merge-schema`` asks of a write by name."""
-        options = table_options(paimon_confs(self.spark), CATALOG_NAME, database, name)
-        flags = MergeSchema.of({k: v for k, (v, _) in options.items()})
+        flags = self._merge_schema_flags(database, name)
         return plan_evolution(table, source.schema, flags, self._case_sensitive())
 
     def _insert(self, statement: QueryStatement) -> DataFrame:
