@@ -209,7 +209,7 @@ def merge_into(
     if source.alias.lower() == target.alias.lower():
         raise SqlError(f"{statement}: the source and the target are both named {target.alias}")
     on = tree.args.get("on")
-    if on is None or tree.args.get("using_cond"):
+    if not isinstance(on, exp.Expr) or tree.args.get("using_cond"):
         raise SqlError(f"{statement}: expected ON <merge condition>")
     on = _requalified(on, target, source)
     refuse_subqueries(statement, on)
