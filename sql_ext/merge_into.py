@@ -16,8 +16,11 @@ subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
   their DEFAULT; a NOT NULL column without one is refused before anything runs.
 * Unqualified names in a NOT MATCHED clause are the source's, in a NOT MATCHED BY SOURCE
   clause the target's (Spark resolves them against that side only).
-* Primary-key tables: only ``deduplicate`` (``partial-update``, which Paimon also allows, is
-  refused here: see ``rowlevel.check_engine``). An UPDATE of a WHEN MATCHED clause may assign
+* Primary-key tables: only the ``deduplicate`` and ``partial-update`` merge engines. On
+  ``partial-update`` an updated row is written whole (every column, the new values and the
+  current ones), so a column set to NULL keeps its value, as in Paimon; a DELETE clause on a
+  ``partial-update`` table that cannot merge ``-D`` rows is refused before anything is written
+  (Paimon-Spark writes them and every later read fails: ``rowlevel.check_retractable``). An UPDATE of a WHEN MATCHED clause may assign
   a primary-key column only when the ON condition equates every primary-key column with a
   source column ("Can't update the primary key column in update clause."); a NOT MATCHED BY
   SOURCE update of a key column, which Paimon lets through and which would leave the old row
@@ -39,24 +42,39 @@ subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
   NOT MATCHED BY SOURCE clause rewrites files, a target row matched by several source rows
   is refused too: Paimon would keep it once per match.
 
-``write.merge-schema`` is not applied to MERGE INTO here. A refused or failed statement
-commits nothing.
+``write.merge-schema`` (the session's ``spark.paimon.write.merge-schema``, as Paimon-Spark's
+``MergeSchemaEvolutionHelper`` and ``PaimonAssignmentUtils``, latest Paimon): when a clause is
+``UPDATE SET *`` / ``INSERT *``, or assigns a column only the source has (``UPDATE SET x =
+s.x``, ``INSERT (x) VALUES (s.x)``), the source's columns (all of them with a ``*`` in a
+MATCHED or NOT MATCHED clause, else the assigned ones) are merged into the table's schema as
+INSERT BY NAME merges them (new columns and nested ROW fields added, types widened with
+``write.merge-schema.type-widening``). The clauses then see the evolved columns: a ``*`` takes
+each one from the source by name; one the source lacks keeps its current value in ``UPDATE SET
+*`` and gets its DEFAULT (else NULL) in ``INSERT *``, at the top level and inside ROW columns
+(instead of the "source is missing this column" error); an explicit clause gives the new columns
+NULL. Existing rows read the new columns as NULL. The new ``schema-N`` is committed once the
+statement is checked, just before the data is written (as Paimon's ``run``); a write that fails
+after it leaves the evolved schema, as in Paimon.
+
+A refused or failed statement commits nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import TYPE_CHECKING, Literal
 
 from pyspark.sql import functions as F
+from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
 from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError
+from sql_ext.merge_schema import Evolution, MergeSchema, conform, plan_evolution
 from sql_ext.rowlevel import (
     DELETE,
     FILE_INDEX,
@@ -67,6 +85,7 @@ from sql_ext.rowlevel import (
     align,
     assignment_key,
     check_engine,
+    check_retractable,
     deleted_files,
     file_frames,
     file_indexes,
@@ -82,7 +101,8 @@ from sql_ext.spark_types import to_spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from paimon_core.format.types import DataField
+    from paimon_core.format.types import DataField, DataType
+    from paimon_core.table import FileStoreTable
     from sql_ext.datapath.read import ReadPlan
 
 Kind = Literal["matched", "not_matched", "not_matched_by_source"]
@@ -168,10 +188,15 @@ def using_span(text: str) -> tuple[int, int] | None:
 
 
 def merge_into(
-    spark: SparkSession, target: Target, tree: exp.Merge, source: Source, read: Reader
+    spark: SparkSession,
+    target: Target,
+    tree: exp.Merge,
+    source: Source,
+    read: Reader,
+    flags: MergeSchema | None = None,
 ) -> int | None:
     """Run one MERGE INTO (see the module docstring); the snapshot id, None when nothing
-    changed.
+    changed. ``flags``: the ``write.merge-schema`` settings that apply to the target.
 
     Raises:
         SqlError: a clause, column, assignment, merge engine or cardinality Paimon refuses, or
@@ -179,27 +204,104 @@ def merge_into(
     """
     statement = f"MERGE INTO {target.shown}"
     table = target.table
+    flags = flags or MergeSchema()
     check_engine(table, "MergeInto", statement)
     if source.alias.lower() == target.alias.lower():
         raise SqlError(f"{statement}: the source and the target are both named {target.alias}")
     on = tree.args.get("on")
-    if on is None or tree.args.get("using_cond"):
+    if not isinstance(on, exp.Expr) or tree.args.get("using_cond"):
         raise SqlError(f"{statement}: expected ON <merge condition>")
     on = _requalified(on, target, source)
     refuse_subqueries(statement, on)
     source_names = {c.lower(): c for c in source.rows.columns}
     whens = tree.args.get("whens")
+    when_list: list[exp.When] = list(whens.expressions) if whens is not None else []
+    evolution = _evolution(when_list, target, source, source_names, flags, statement)
+    base = table
+    if evolution is not None:
+        target = replace(target, table=evolution.table)
     clauses = [
-        _clause(when, target, source, source_names, statement)
-        for when in (whens.expressions if whens is not None else [])
+        _clause(when, target, source, source_names, statement, flags.enabled) for when in when_list
     ]
     _check_order(clauses, statement)
     _check_keys(clauses, on, target, source_names, statement)
+    if any(c.action == "delete" for c in clauses):
+        check_retractable(table, statement)
     if not clauses:
         return None
     if table.schema.primary_keys:
-        return _merge_rows(spark, target, source, on, clauses, read, statement)
-    return _copy_on_write(spark, target, source, on, clauses, statement)
+        return _merge_rows(spark, target, source, on, clauses, read, statement, evolution)
+    return _copy_on_write(spark, target, base, source, on, clauses, statement, evolution)
+
+
+def _is_star(when: exp.When) -> bool:
+    then = when.args.get("then")
+    if isinstance(then, exp.Update):
+        return len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star)
+    return isinstance(then, exp.Insert) and isinstance(then.this, exp.Star)
+
+
+def _source_bound(
+    key: exp.Expr, target: Target, source: Source, source_names: dict[str, str]
+) -> str | None:
+    """The source column an assignment key names when the target has no such column
+    (Paimon-Spark resolves a key against the target, then, with merge-schema, the source)."""
+    if isinstance(key, exp.Identifier):
+        qualifier, name = "", key.name
+    elif isinstance(key, exp.Column) and isinstance(key.this, exp.Identifier) and not key.db:
+        qualifier, name = key.table, key.name
+    else:
+        return None
+    if qualifier and qualifier.lower() != source.alias.lower():
+        return None
+    if resolve_path(target.table.schema.fields, [name]) is not None:
+        return None
+    return source_names.get(name.lower())
+
+
+def _keys(when: exp.When) -> list[exp.Expr]:
+    then = when.args.get("then")
+    if isinstance(then, exp.Update):
+        return [e.this for e in then.expressions if isinstance(e, exp.EQ)]
+    if isinstance(then, exp.Insert) and isinstance(then.this, exp.Tuple):
+        return list(then.this.expressions)
+    return []
+
+
+def _evolution(
+    whens: Sequence[exp.When],
+    target: Target,
+    source: Source,
+    source_names: dict[str, str],
+    flags: MergeSchema,
+    statement: str,
+) -> Evolution | None:
+    """The schema change ``write.merge-schema`` asks of this MERGE (Paimon-Spark's
+    ``evolveTargetIfNeeded``), None when there is none."""
+    if not flags.enabled:
+        return None
+    bound = {
+        when: [
+            n
+            for n in (_source_bound(k, target, source, source_names) for k in _keys(when))
+            if n is not None
+        ]
+        for when in whens
+    }
+    if not any(_is_star(w) or bound[w] for w in whens):
+        return None
+    scoped = [w for w in whens if not w.args.get("source")]
+    if any(_is_star(w) for w in scoped):
+        names = set(source_names.values())
+    else:
+        names = {n for w in scoped for n in bound[w]}
+    data = st.StructType([f for f in source.rows.schema.fields if f.name in names])
+    sensitive = False
+    try:
+        evolution = plan_evolution(target.table, data, flags, sensitive)
+    except SqlError as e:
+        raise SqlError(f"{statement}: {e}") from None
+    return evolution if evolution.changes else None
 
 
 # --------------------------------------------------------------------------- clauses
@@ -241,7 +343,12 @@ def _ancestors(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
 
 
 def _clause(
-    when: exp.When, target: Target, source: Source, source_names: dict[str, str], statement: str
+    when: exp.When,
+    target: Target,
+    source: Source,
+    source_names: dict[str, str],
+    statement: str,
+    merge_schema: bool = False,
 ) -> Clause:
     """One WHEN clause, its names resolved and its values aligned."""
     if when.args.get("matched"):
@@ -277,8 +384,14 @@ def _clause(
             if kind != "matched":
                 raise SqlError(f"{statement}: UPDATE SET * needs WHEN MATCHED")
             assignments = [
-                ((f.name,), _source_column(f.name, source, source_names, "UPDATE *", statement))
+                ((f.name,), value)
                 for f in fields
+                if (
+                    value := _star_value(
+                        f, source, source_names, "UPDATE *", statement, merge_schema, target
+                    )
+                )
+                is not None
             ]
         else:
             assignments = []
@@ -287,7 +400,8 @@ def _clause(
                     raise SqlError(
                         f"{statement}: expected `column = value`, got {item.sql('spark')}"
                     )
-                key = assignment_key(item.this, target, statement)
+                key_node = _unqualified_source_key(item.this, source, merge_schema)
+                key = assignment_key(key_node, target, statement)
                 value = item.expression
                 value = exp.Null() if is_default_keyword(value) else resolve(value)
                 assignments.append((key, value))
@@ -296,21 +410,91 @@ def _clause(
     if isinstance(then, exp.Insert):
         if kind != "not_matched":
             raise SqlError(f"{statement}: only WHEN NOT MATCHED can INSERT")
-        values = _insert_values(then, target, source, source_names, resolve, statement)
+        values = _insert_values(
+            then, target, source, source_names, resolve, statement, merge_schema
+        )
         return Clause(kind, "insert", condition, values)
     raise SqlError(f"{statement}: unsupported clause {when.sql('spark')}")
 
 
-def _source_column(
-    name: str, source: Source, source_names: dict[str, str], form: str, statement: str
-) -> exp.Expr:
-    found = source_names.get(name.lower())
+def _unqualified_source_key(key: exp.Expr, source: Source, merge_schema: bool) -> exp.Expr:
+    """``s.x`` as a SET key with merge-schema: the target's (possibly new) column ``x``."""
+    if (
+        merge_schema
+        and isinstance(key, exp.Column)
+        and not key.db
+        and key.table
+        and key.table.lower() == source.alias.lower()
+    ):
+        return exp.column(key.name, quoted=True)
+    return key
+
+
+def _star_value(
+    f: DataField,
+    source: Source,
+    source_names: dict[str, str],
+    form: str,
+    statement: str,
+    merge_schema: bool,
+    target: Target,
+) -> exp.Expr | None:
+    """The value ``*`` gives target column ``f``: the source column of its name, None when
+    the source has none and merge-schema lets ``UPDATE SET *`` keep the current value (NULL
+    for ``INSERT *``).
+
+    Raises:
+        SqlError: the source lacks the column without merge-schema (Paimon's messages).
+    """
+    found = source_names.get(f.name.lower())
     if found is None:
-        verb = "INSERT * into" if form == "INSERT *" else "UPDATE *"
+        if merge_schema:
+            return None if form == "UPDATE *" else exp.Null()
+        if form == "INSERT *":
+            raise SqlError(
+                f"{statement}: Cannot INSERT * into target column '{f.name}': source is missing "
+                "this column. Enable 'spark.paimon.write.merge-schema' to fill it with "
+                "CURRENT_DEFAULT / NULL."
+            )
         raise SqlError(
-            f"{statement}: Cannot {verb} target column '{name}': source is missing this column"
+            f"{statement}: Cannot UPDATE * target column '{f.name}': source is missing this "
+            "column. Enable 'spark.paimon.write.merge-schema' to preserve the current value."
         )
-    return exp.column(found, table=source.alias, quoted=True)
+    value: exp.Expr = exp.column(found, table=source.alias, quoted=True)
+    if merge_schema:
+        data = source.rows.schema[found].dataType
+        current = target.column((f.name,)) if form == "UPDATE *" else None
+        value = _by_name(value, data, f.type, current)
+    return value
+
+
+def _by_name(
+    value: exp.Expr, data: st.DataType, field_type: DataType, current: exp.Expr | None
+) -> exp.Expr:
+    """A source ROW value rebuilt in the target's fields by name (Paimon's
+    ``PaimonOutputResolver``): a field the source lacks keeps ``current``'s (``UPDATE SET *``,
+    ``PreserveTarget``) or is NULL (``INSERT *``); a NULL struct stays NULL."""
+    if field_type.root != "ROW" or not isinstance(data, st.StructType):
+        return value
+    present = {f.name.lower(): f for f in data.fields}
+    parts: list[exp.Expr] = []
+    for sub in field_type.fields or ():
+        found = present.get(sub.name.lower())
+        now = None
+        if current is not None:
+            now = exp.Dot(this=current.copy(), expression=exp.to_identifier(sub.name, quoted=True))
+        if found is None:
+            part: exp.Expr = now if now is not None else exp.Null()
+        else:
+            inner = exp.Dot(
+                this=value.copy(), expression=exp.to_identifier(found.name, quoted=True)
+            )
+            part = _by_name(inner, found.dataType, sub.type, now)
+        parts += [exp.Literal.string(sub.name), part]
+    struct = exp.Anonymous(this="named_struct", expressions=parts)
+    return exp.If(
+        this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null(), false=struct
+    )
 
 
 def _insert_values(
@@ -320,20 +504,24 @@ def _insert_values(
     source_names: dict[str, str],
     resolve: Callable[[exp.Expr], exp.Expr],
     statement: str,
+    merge_schema: bool = False,
 ) -> dict[str, exp.Expr]:
     fields = target.table.schema.fields
+    values: dict[str, exp.Expr] = {}
     if isinstance(then.this, exp.Star):
-        return {
-            f.name: _source_column(f.name, source, source_names, "INSERT *", statement)
-            for f in fields
-        }
+        for f in fields:
+            value = _star_value(
+                f, source, source_names, "INSERT *", statement, merge_schema, target
+            )
+            if value is not None and not isinstance(value, exp.Null):
+                values[f.name] = value
+        return _with_nulls(values, fields, statement)
     columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
     given = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
     if not columns or len(columns) != len(given):
         raise SqlError(
             f"{statement}: INSERT needs (columns) VALUES (values) of the same length, or *"
         )
-    values: dict[str, exp.Expr] = {}
     for column, value in zip(columns, given):
         names = [column.name] if isinstance(column, (exp.Column, exp.Identifier)) else None
         if names is None or (isinstance(column, exp.Column) and column.table):
@@ -347,6 +535,17 @@ def _insert_values(
         if path[0] in values:
             raise SqlError(f"{statement}: Multiple assignments for '{path[0]}'")
         values[path[0]] = exp.Null() if is_default_keyword(value) else resolve(value)
+    return _with_nulls(values, fields, statement)
+
+
+def _with_nulls(
+    values: dict[str, exp.Expr], fields: Sequence[DataField], statement: str
+) -> dict[str, exp.Expr]:
+    """Every column's value, NULL (then its DEFAULT) for those not given.
+
+    Raises:
+        SqlError: a NOT NULL column without a default is not given a value.
+    """
     missing = [
         f.name
         for f in fields
@@ -495,6 +694,7 @@ def _merge_rows(
     clauses: list[Clause],
     read: Reader,
     statement: str,
+    evolution: Evolution | None = None,
 ) -> int | None:
     """Primary-key tables: the changed rows with their row kinds, written as upserts and
     retractions."""
@@ -513,10 +713,17 @@ def _merge_rows(
     with spark_errors(statement):
         if any(c.kind == "matched" for c in clauses):
             _check_cardinality(source, target_rows, target, on, statement)
+        if evolution is not None:
+            target_rows = conform(target_rows, target.table)
         joined = _joined(source, target_rows, target, on)
         out = _outputs(joined, clauses, target, source, F.lit(_NOOP))
         changed = out.filter(F.col(_ACTION) != _NOOP).drop(_ACTION)
-    return write_dataframe(target.table, changed)
+    return write_dataframe(_committed(target, evolution), changed)
+
+
+def _committed(target: Target, evolution: Evolution | None) -> FileStoreTable:
+    """The table to write: with the evolved schema published first, if any."""
+    return target.table if evolution is None else evolution.commit()
 
 
 def _target_only(on: exp.Expr, target: Target) -> exp.Expr | None:
@@ -539,15 +746,17 @@ def _target_only(on: exp.Expr, target: Target) -> exp.Expr | None:
 def _copy_on_write(
     spark: SparkSession,
     target: Target,
+    table: FileStoreTable,
     source: Source,
     on: exp.Expr,
     clauses: list[Clause],
     statement: str,
+    evolution: Evolution | None = None,
 ) -> int | None:
-    """Append tables: rewrite the touched files, append the inserted rows, in one commit."""
+    """Append tables: rewrite the touched files, append the inserted rows, in one commit.
+    ``table``: the target as it is read (``target.table`` may have an evolved schema)."""
     from sql_ext.datapath.read import plan_read
 
-    table = target.table
     snapshot = table.latest_snapshot()
     plan = plan_read(table, snapshot)  # one split per file on append tables
     changes = ("update", "delete")
@@ -573,13 +782,16 @@ def _copy_on_write(
         rewritten = sorted(set(inner if matched_change else []) | set(anti))
         read_only = sorted(set(inner) - set(rewritten)) if inserts else []
         target_rows = _touched_frames(spark, plan, rewritten, read_only)
+        if evolution is not None:
+            target_rows = conform(target_rows, target.table)
         joined = _joined(source, target_rows, target, on)
         keep = F.when(spark_col(target.alias, _TOUCHED), F.lit(_KEEP)).otherwise(F.lit(_NOOP))
         out = _outputs(joined, clauses, target, source, keep)
         deletes = [i for i, c in enumerate(clauses) if c.action == "delete"] + [_NOOP]
         written = out.filter(~F.col(_ACTION).isin(deletes)).drop(_ACTION, ROW_KIND_COLUMN)
     splits = [plan.splits[i] for i in rewritten]
-    return write_dataframe(table, written, deleted=deleted_files(table, splits))
+    deleted = deleted_files(table, splits)
+    return write_dataframe(_committed(target, evolution), written, deleted=deleted)
 
 
 def _touched_frames(

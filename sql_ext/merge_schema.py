@@ -204,14 +204,16 @@ class Evolution:
     changes: tuple[sc.SchemaChange, ...]
     table: FileStoreTable
 
-    def commit(self) -> None:
-        """Publish the changes as one ``schema-N`` (none: nothing)."""
+    def commit(self) -> FileStoreTable:
+        """Publish the changes as one ``schema-N`` (none: nothing); the table with the schema
+        published."""
         if not self.changes:
-            return
+            return self.table
         try:
-            self.table.schema_manager.commit_changes(self.changes)
+            published = self.table.schema_manager.commit_changes(self.changes)
         except Exception as e:  # the core's SchemaError, with its message
             raise SqlError(f"Cannot merge the schema of {self.table.identifier}: {e}") from None
+        return replace(self.table, schema=published)
 
 
 def plan_evolution(
@@ -263,3 +265,21 @@ def _align(column: Column, data: st.DataType, target: DataType, sensitive: bool)
             value = column.getField(found.name)
             parts.append(_align(value, found.dataType, sub.type, sensitive).alias(sub.name))
     return F.when(column.isNull(), F.lit(None)).otherwise(F.struct(*parts))
+
+
+def conform(df: DataFrame, table: FileStoreTable) -> DataFrame:
+    """``df`` (a table's rows read before its schema evolved) in ``table``'s evolved columns:
+    new columns NULL, ROW columns rebuilt with their new fields NULL, widened columns cast;
+    ``df``'s other columns (markers of the statement) kept after them."""
+    names = {f.name.lower(): f for f in df.schema.fields}
+    columns = []
+    for target in table.schema.fields:
+        found = names.pop(target.name.lower(), None)
+        spark_type = to_spark_type(target.type)
+        if found is None:
+            columns.append(F.lit(None).cast(spark_type).alias(target.name))
+            continue
+        column = _align(F.col(quote_identifier(found.name)), found.dataType, target.type, False)
+        columns.append(column.cast(spark_type).alias(target.name))
+    columns += [F.col(quote_identifier(f.name)) for f in names.values()]
+    return df.select(*columns)

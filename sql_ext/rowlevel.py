@@ -87,9 +87,8 @@ class Target:
 
 def check_engine(table: FileStoreTable, operation: str, statement: str) -> None:
     """Paimon-Spark's ``RowLevelOp.checkValidity`` for UPDATE and MERGE INTO: on primary-key
-    tables only the ``deduplicate`` and ``partial-update`` merge engines. Paimon allows
-    ``partial-update``, but this project cannot read such tables (the rows to change are read
-    first), so it is refused here too.
+    tables only the ``deduplicate`` and ``partial-update`` merge engines (``aggregation`` and
+    ``first-row`` are refused with Paimon's message).
 
     Raises:
         SqlError: naming the statement and the merge engine.
@@ -97,17 +96,36 @@ def check_engine(table: FileStoreTable, operation: str, statement: str) -> None:
     if not table.schema.primary_keys:
         return
     engine = table.options.merge_engine
-    if engine == "deduplicate":
+    if engine in ("deduplicate", "partial-update"):
         return
-    if engine == "partial-update":
-        raise SqlError(
-            f"{statement}: merge engine partial-update is not supported here (reading "
-            "partial-update tables is not implemented)"
-        )
     raise SqlError(
         f"{statement}: merge engine {engine} can not support {operation}, currently only "
-        f"deduplicate, partial-update can support {operation}"
+        f"deduplicate, partial-update can support {operation}."
     )
+
+
+def check_retractable(table: FileStoreTable, statement: str) -> None:
+    """Refuse ``-D`` rows a ``partial-update`` table cannot merge, before anything is written.
+
+    Paimon-Spark writes MERGE INTO's deletes as ``-D`` rows without a check, and every later
+    read of the key then fails in ``PartialUpdateMergeFunction``; here the statement fails with
+    that message instead and commits nothing.
+
+    Raises:
+        SqlError: the table is ``partial-update`` without ``ignore-delete``,
+            ``partial-update.remove-record-on-delete`` or sequence groups.
+    """
+    from paimon_core.format.merge_options import MergeOptions
+    from paimon_core.operations.merge.partial_update import DELETE_ERROR
+
+    if not table.schema.primary_keys:
+        return
+    merge = MergeOptions.of_schema(table.schema)
+    if merge.engine != "partial-update":
+        return
+    if merge.ignore_delete or merge.partial_remove_record_on_delete or merge.sequence_groups:
+        return
+    raise SqlError(f"{statement}: {DELETE_ERROR}")
 
 
 def refuse_subqueries(statement: str, *nodes: exp.Expr | None) -> None:

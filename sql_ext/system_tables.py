@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.exceptions import SnapshotNotFound, TableNotExist
+from paimon_core.exceptions import MetadataFormatError, SnapshotNotFound, TableNotExist
 from paimon_core.format.binary_row import deserialize_row, row_arity
 from paimon_core.format.options import duration_to_java_string
 from paimon_core.format.paths import (
@@ -168,6 +168,21 @@ BUCKETS: tuple[SystemColumn, ...] = (
     ("file_count", "BIGINT", False),
     ("last_update_time", TIMESTAMP, True),
 )
+FILE_INDEXES: tuple[SystemColumn, ...] = (
+    ("partition", "STRING", True),
+    ("bucket", "INT", False),
+    ("file_path", "STRING", False),
+    ("file_size_in_bytes", "BIGINT", False),
+    ("record_count", "BIGINT", False),
+    ("schema_id", "BIGINT", False),
+    ("column_name", "STRING", False),
+    ("index_type", "STRING", False),
+    ("storage_type", "STRING", False),
+    ("index_file_path", "STRING", True),
+    ("index_size_in_bytes", "BIGINT", False),
+    ("index_container_size_in_bytes", "BIGINT", False),
+    ("is_empty", "BOOLEAN", False),
+)
 FILE_KEY_RANGES: tuple[SystemColumn, ...] = (
     ("partition", "STRING", True),
     ("bucket", "INT", False),
@@ -212,6 +227,7 @@ SYSTEM_TABLES: dict[str, tuple[SystemColumn, ...]] = {
     "partitions": PARTITIONS,
     "buckets": BUCKETS,
     "files": FILES,
+    "file_indexes": FILE_INDEXES,
     "file_key_ranges": FILE_KEY_RANGES,
     "tags": TAGS,
     "branches": BRANCHES,
@@ -229,6 +245,7 @@ SNAPSHOT_SYSTEM_TABLES = frozenset(
         "partitions",
         "buckets",
         "files",
+        "file_indexes",
         "file_key_ranges",
         "statistics",
         "table_indexes",
@@ -821,6 +838,73 @@ def _file_key_ranges(
     return [tuple(row[i] for i in _KEY_RANGE_COLUMNS) for row in _files(table, snapshot, zone)]
 
 
+def _file_indexes(
+    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+) -> list[tuple[Any, ...]]:
+    """``FileIndexesTable`` (latest Paimon): one row per column index of each live data file
+    of ``$files``, read from the index container's header only: the manifest's embedded
+    index (``EMBEDDED``) or the file's ``.index`` extra file beside it (``FILE``). Files
+    without indexes give no rows.
+
+    Raises:
+        MetadataFormatError: a data file with two index files, or a container whose header
+            cannot be read.
+    """
+    from paimon_core.format.file_index import INDEX_PATH_SUFFIX, read_index_metas
+
+    render = _partition_string_of(table, zone)
+    paths = TableFiles(table)
+    file_io = table.file_io
+    rows = []
+    for e in _live_entries(table, snapshot):
+        f = e.file
+        data_path = paths.data_path(e)
+        if f.embedded_index is not None:
+            embedded = memoryview(f.embedded_index)
+            position = [0]
+
+            def read(n: int, data: memoryview = embedded, at: list[int] = position) -> bytes:
+                chunk = bytes(data[at[0] : at[0] + n])
+                at[0] += len(chunk)
+                return chunk
+
+            metas = read_index_metas(read, data_path)
+            storage, index_path, container = "EMBEDDED", None, len(f.embedded_index)
+        else:
+            names = [n for n in f.extra_files if n.endswith(INDEX_PATH_SUFFIX)]
+            if not names:
+                continue
+            if len(names) > 1:
+                raise MetadataFormatError(
+                    f"Found more than one file index for data file {f.file_name}: "
+                    + ", ".join(names)
+                )
+            index_path = data_path.rsplit("/", 1)[0] + "/" + names[0]
+            container = file_io.get_status(index_path).size
+            with file_io.open_input(index_path) as stream:
+                metas = read_index_metas(stream.read, index_path)
+            storage = "FILE"
+        for meta in metas:
+            rows.append(
+                (
+                    render(e.partition),
+                    e.bucket,
+                    data_path,
+                    f.file_size,
+                    f.row_count,
+                    f.schema_id,
+                    meta.column_name,
+                    meta.index_type,
+                    storage,
+                    index_path,
+                    meta.size_in_bytes,
+                    container,
+                    meta.empty,
+                )
+            )
+    return rows
+
+
 def _table_indexes(
     table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
 ) -> list[tuple[Any, ...]]:
@@ -908,6 +992,7 @@ _SNAPSHOT_TABLES: dict[str, Callable[[FileStoreTable, Snapshot, dt.tzinfo | None
     "partitions": _partitions,
     "buckets": _buckets,
     "files": _files,
+    "file_indexes": _file_indexes,
     "file_key_ranges": _file_key_ranges,
     "statistics": _statistics,
     "table_indexes": _table_indexes,

@@ -8,11 +8,11 @@ As Paimon-Spark's ``PaimonUpdateTable`` and ``UpdatePaimonTableCommand`` (latest
   turns into the column's default (Paimon's ``DefaultValueRow``).
 * Primary-key tables: updating a primary-key column is refused ("Can't update the primary key
   column", unless it is assigned itself); merge engines other than ``deduplicate`` and
-  ``partial-update`` are refused (``RowLevelOp``; ``partial-update`` too here, see
-  ``check_engine``). The rows satisfying the condition are read through the session's read
+  ``partial-update`` are refused (``RowLevelOp``). The rows satisfying the condition are read through the session's read
   path (so the WHERE may hold subqueries, even over Paimon tables), their new values computed
   by Spark and written as ``+U`` rows through the distributed writer: one APPEND snapshot,
-  none when no row matches.
+  none when no row matches. The whole row is written (every column, assigned or not), so on a
+  ``partial-update`` table a column set to NULL keeps its value, as in Paimon-Spark.
 * Append tables, by copy-on-write (without deletion vectors): the live files holding a row
   satisfying the condition are found by reading each file on the executors; those files are
   rewritten, every row as ``IF(cond, new, old)`` (a row whose condition is NULL keeps its

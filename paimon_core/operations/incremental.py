@@ -14,6 +14,13 @@ reads changes instead of a snapshot, planned as Paimon's ``createIncrementalStar
   the live files at the start and at the end, files in both left out, read as the difference
   of the two states (``IncrementalDiffStartingScanner``).
 
+Deletion vectors (``deletion-vectors.enabled``), as latest Paimon: delta and changelog reads
+apply none (the files added are read as they were written, and the OVERWRITE or COMPACT
+commits that only change vectors add no files), so a row appended in the range and deleted
+by a vector later is still in the delta; a diff reads each side with its own snapshot's
+vectors, so such a row is gone from the end state (append tables: the files the end adds,
+without their deleted rows).
+
 The splits are ``IncrementalSplit``\\ s for ``SplitRead`` (``paimon_core.operations.split_read``).
 """
 
@@ -27,6 +34,7 @@ from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.manifest import FileKind
 from paimon_core.format.snapshot import CommitKind
 from paimon_core.format.tag_period import period_handler
+from paimon_core.operations.deletion_vectors import snapshot_deletion_files
 from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import (
     SCAN_KEYS,
@@ -38,6 +46,7 @@ from paimon_core.operations.time_travel import (
 )
 
 if TYPE_CHECKING:
+    from paimon_core.format.deletion_vectors import DeletionFile
     from paimon_core.format.manifest import ManifestEntry
     from paimon_core.format.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
@@ -321,11 +330,19 @@ def _by_bucket(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int], list
 
 def _diff(table: FileStoreTable, start: Snapshot, end: Snapshot) -> IncrementalPlan:
     """``readIncrementalDiff``: per bucket, the live files of ``start`` and of ``end``
-    with the files both hold left out."""
+    with the files both hold left out (an entry equal in both, even when its deletion
+    vector changed in between, as Paimon's ``deduplicate``); with ``deletion-vectors.enabled``
+    each side's files carry their snapshot's deletion vectors (``toIncrementalPlan``), so
+    rows deleted by vectors are gone from that side's state."""
     scan = table.new_scan()
     before = _by_bucket(scan.read_entries(start))
     after = _by_bucket(scan.read_entries(end))
     _check_buckets(table, start, before, end, after)
+    before_vectors: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
+    after_vectors: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
+    if table.options.deletion_vectors_enabled:
+        before_vectors = snapshot_deletion_files(table, start)
+        after_vectors = snapshot_deletion_files(table, end)
     splits = []
     for key in sorted(set(before) | set(after)):
         old, new = before.get(key, []), after.get(key, [])
@@ -335,6 +352,7 @@ def _diff(table: FileStoreTable, start: Snapshot, end: Snapshot) -> IncrementalP
         if not old_files and not new_files:
             continue
         partition, bucket = key
+        old_vectors, new_vectors = before_vectors.get(key, {}), after_vectors.get(key, {})
         splits.append(
             IncrementalSplit(
                 partition,
@@ -344,6 +362,12 @@ def _diff(table: FileStoreTable, start: Snapshot, end: Snapshot) -> IncrementalP
                 new_files,
                 end.snapshot_id,
                 streaming=False,
+                deletion_files=tuple(
+                    new_vectors[f.file_name] for f in new_files if f.file_name in new_vectors
+                ),
+                before_deletion_files=tuple(
+                    old_vectors[f.file_name] for f in old_files if f.file_name in old_vectors
+                ),
             )
         )
     return IncrementalPlan(tuple(splits))

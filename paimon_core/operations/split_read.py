@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,6 +30,7 @@ from paimon_core.operations.arrow_sort import sort_indices_nulls_first
 from paimon_core.operations.read import SEQUENCE_NUMBER, VALUE_KIND, TableRead, data_file_path
 
 if TYPE_CHECKING:
+    from paimon_core.format.deletion_vectors import DeletionFile
     from paimon_core.format.manifest import DataFileMeta
     from paimon_core.format.types import DataField
     from paimon_core.operations.scan import Split
@@ -64,8 +65,11 @@ class IncrementalSplit:
     and streaming ``DataSplit``).
 
     ``streaming``: ``files`` are the delta (or changelog) files added in between, read as they
-    are. Otherwise ``before_files`` and ``files`` are the bucket's live files at the start and
-    at the end (files in both left out), and the read is their difference.
+    are (no deletion vectors, as Paimon's streaming ``DataSplit``). Otherwise ``before_files``
+    and ``files`` are the bucket's live files at the start and at the end (files in both left
+    out), and the read is their difference; on a table with deletion vectors each side is
+    read with its snapshot's vectors (``before_deletion_files``, ``deletion_files``), as
+    Paimon's ``IncrementalSplit`` carries them.
     """
 
     partition: bytes
@@ -75,12 +79,22 @@ class IncrementalSplit:
     files: tuple[DataFileMeta, ...]
     snapshot_id: int | None
     streaming: bool
-    # Incremental reads do not apply deletion vectors yet (what TableRead asks of a split).
-    deletion_files: tuple[()] = ()
+    deletion_files: tuple[DeletionFile, ...] = ()
+    before_deletion_files: tuple[DeletionFile, ...] = ()
 
     @property
     def row_count(self) -> int:
         return sum(f.row_count for f in self.files)
+
+    def deletion_file(self, file_name: str) -> DeletionFile | None:
+        """The end snapshot's deletion vector of one of ``files``, if any."""
+        return next((d for d in self.deletion_files if d.data_file_name == file_name), None)
+
+    @property
+    def before(self) -> IncrementalSplit:
+        """The start side: ``before_files`` with the start snapshot's vectors, as the
+        ``files`` of a split the reader reads."""
+        return replace(self, files=self.before_files, deletion_files=self.before_deletion_files)
 
 
 def raw_convertible(split: Split) -> bool:
@@ -218,7 +232,7 @@ class SplitRead(TableRead):
         start (value or add/retract); with ``keep_delete`` a key only at the start comes out
         as ``-D``. Values are compared on every column, so all are read."""
         every = list(self.schema.fields)
-        before = self._merged(split, split.before_files, every)
+        before = self._merged(split.before, split.before_files, every)
         after = self._merged(split, split.files, every)
         if not self.keep_delete:
             before = before.filter(_is_add(before))

@@ -175,8 +175,14 @@ def plan_read(
 
 def _one_file(split: Split | IncrementalSplit, meta: DataFileMeta) -> Split:
     if isinstance(split, IncrementalSplit):
+        vector = split.deletion_file(meta.file_name)  # a diff's end state; None in a delta
         return Split(
-            split.partition, split.partition_values, split.bucket, (meta,), split.snapshot_id
+            split.partition,
+            split.partition_values,
+            split.bucket,
+            (meta,),
+            split.snapshot_id,
+            deletion_files=() if vector is None else (vector,),
         )
     return split.with_files((meta,))  # with that file's deletion vector only
 

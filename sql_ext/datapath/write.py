@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import pickle
 import re
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -68,6 +69,7 @@ given by the DataFrame: DELETE on a primary-key table writes its rows as retract
 ``+U``, MERGE each as its action says, as Paimon-Spark's ``ROW_KIND_COL``."""
 RESULT_SCHEMA = "result binary"
 _TASK_ERROR = re.compile(r"^((?:paimon_core|sql_ext)(?:\.\w+)+): (.+)$", re.MULTILINE)
+_WORKER_ERROR = re.compile(r"^(\w[\w.]*(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
 # ---------------------------------------------------------------------------- types
@@ -267,17 +269,21 @@ def write_dataframe(
     if row_kind:
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
     routed = _route(job, conformed)
-    try:
-        with _arrow_batches(df.sparkSession):
-            rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
-    except PySparkException as e:
-        job.abort()
-        raise _task_error(e) or SqlError(
-            f"Cannot write to {table.identifier}: {first_line(e)}"
-        ) from None
-    except BaseException:
-        job.abort()
-        raise
+    spark = df.sparkSession
+    with _job_group(spark) as group:
+        try:
+            with _arrow_batches(spark):
+                rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
+        except PySparkException as e:
+            _settle(spark, group)
+            job.abort()
+            raise _task_error(e) or SqlError(
+                f"Cannot write to {table.identifier}: {_worker_line(e) or first_line(e)}"
+            ) from None
+        except BaseException:
+            _settle(spark, group)
+            job.abort()
+            raise
     if before_commit is not None:
         try:
             before_commit()
@@ -285,6 +291,46 @@ def write_dataframe(
             job.abort()
             raise
     return job.commit((row[0] for row in rows), overwrite, deleted)
+
+
+_JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+_SETTLE_SECONDS = 120.0
+
+
+@contextmanager
+def _job_group(spark: SparkSession) -> Iterator[str]:
+    """The write's Spark jobs in a group of their own (the thread's group restored after),
+    so that a failed write can cancel and await its other tasks."""
+    context = spark.sparkContext
+    saved = [context.getLocalProperty(key) for key in _JOB_PROPERTIES]
+    group = f"paimon-write-{uuid.uuid4()}"
+    context.setJobGroup(group, "paimon write", interruptOnCancel=True)
+    try:
+        yield group
+    finally:
+        for key, value in zip(_JOB_PROPERTIES, saved):
+            context.setLocalProperty(key, value)  # type: ignore[arg-type]
+
+
+def _settle(spark: SparkSession, group: str) -> None:
+    """Cancel the group's jobs and wait until none of their tasks runs any more: Spark fails
+    a job on its first failed task while others may still be writing files, which the
+    cleanup that follows must see in the attempt logs (a Python task ends, for Spark, once
+    its worker has finished or been destroyed)."""
+    context = spark.sparkContext
+    context.cancelJobGroup(group)
+    tracker = context.statusTracker()
+    deadline = time.monotonic() + _SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage is not None else 0
+        if not active:
+            return
+        time.sleep(0.05)
 
 
 _ARROW_BATCHES = {
@@ -363,6 +409,15 @@ class _BucketOf:
         fitted = [_fit(f, pa.chunked_array([k])) for f, k in zip(self.fields, keys)]
         types = [f.type for f in self.fields]
         return pa.array(assign_buckets(fitted, types, self.num_buckets), pa.int32())
+
+
+def _worker_line(error: PySparkException) -> str | None:
+    """The exception a Python worker raised (``OSError: ...``, the last one of its
+    traceback), where Spark's first line only says that one was raised."""
+    if "Python worker" not in first_line(error):
+        return None
+    found = _WORKER_ERROR.findall(str(error))
+    return f"{found[-1][0]}: {found[-1][1]}" if found else None
 
 
 def _task_error(error: PySparkException) -> PaimonError | None:

@@ -8,8 +8,9 @@ escaped as a path name, sorted; a PARTITION spec keeps the matching ones),
 `ShowTablePropertiesExec` (the non-reserved properties, redacted, sorted by key; one key's
 value or Spark's "does not have property" text) and `ShowTablesExtendedExec` (one row per
 table whose name matches, with its information block; temporary views, which only Spark
-holds, are not listed). Shared by the Spark session and the in-process engine, so both
-answer alike.
+holds, are not listed); with a PARTITION spec, Paimon-Spark's
+`PaimonShowTablePartitionCommand` (the LIKE pattern is then the table's name, as in Spark's
+grammar). Shared by the Spark session and the in-process engine, so both answer alike.
 """
 
 from __future__ import annotations
@@ -164,13 +165,12 @@ def parse_table_show(rest: str) -> TableShow | None:
         pattern, position = like_pattern(tokens, position)
         if pattern is None:
             return None
+        spec = None
         if position < len(tokens) and words[position] == "PARTITION":
-            raise SqlError(
-                f"SHOW TABLE EXTENDED ... PARTITION is not supported on Paimon tables: {text}"
-            )
+            spec, position = _partition_spec(tokens, position + 1, text)
         if position != len(tokens):
             return None
-        return TableShow("extended", database=database, pattern=pattern)
+        return TableShow("extended", database=database, partition=spec, pattern=pattern)
     return None
 
 
@@ -305,6 +305,79 @@ def _information(table: FileStoreTable, database: str, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _partition_information(table: FileStoreTable, show: TableShow, database: str, text: str) -> str:
+    """Paimon-Spark's ``PaimonShowTablePartitionCommand``: the partition's values, then its
+    parameters and statistics (``PaimonPartitionManagement.loadPartitionMetadata``: the live
+    files' record count, size, count and latest creation time), with the trailing newline
+    the row adds.
+
+    Raises:
+        SqlError: the spec is not one value for each partition column, or no such partition.
+    """
+    from paimon_core.format.binary_row import deserialize_row
+
+    schema = table.schema
+    statement = "SHOW TABLE EXTENDED ... PARTITION"
+    fields = [schema.field(k) for k in schema.partition_keys]
+    if not fields:
+        raise SqlError(f"{statement}: {database}.{show.pattern} is not partitioned: {text}")
+    types = [f.type for f in fields]
+    wanted: dict[int, str] = {}
+    for key, token in show.partition or ():
+        index = next((i for i, f in enumerate(fields) if f.name.lower() == key.lower()), None)
+        if index is None:
+            raise SqlError(f"{statement}: {key} is not a partition column: {text}")
+        wanted[index] = _spec_value(token, types[index], text)
+    if len(wanted) != len(fields):
+        columns = ", ".join(f.name for f in fields)
+        raise SqlError(
+            f"{statement}: the spec must give every partition column ({columns}): {text}"
+        )
+    totals: list[int] | None = None  # records, bytes, files, latest creation
+    values: list[str] = []
+    snapshot = table.snapshot_manager.latest_snapshot()
+    for entry in table.new_scan().read_entries(snapshot) if snapshot is not None else ():
+        shown = [
+            _spark_string(v, t) for v, t in zip(deserialize_row(entry.partition, types), types)
+        ]
+        if any(shown[i] != v for i, v in wanted.items()):
+            continue
+        values = shown
+        created = _epoch_millis(entry.file.creation_time_millis)
+        if totals is None:
+            totals = [0, 0, 0, created]
+        totals[0] += entry.file.row_count
+        totals[1] += entry.file.file_size
+        totals[2] += 1
+        totals[3] = max(totals[3], created)
+    if totals is None:
+        part = ", ".join(f"{f.name} = {wanted[i]}" for i, f in enumerate(fields))
+        raise SqlError(
+            f"[PARTITIONS_NOT_FOUND] The partition(s) PARTITION ({part}) cannot be found in "
+            f"table {database}.{show.pattern}. Verify the partition specification and table name."
+        )
+    records, size, count, created = totals
+    parts = [f"{_escape_path(f.name)}={_escape_path(v)}" for f, v in zip(fields, values)]
+    parameters = [("recordCount", records), ("fileSizeInBytes", size), ("fileCount", count)]
+    parameters.append(("lastFileCreationTime", created))
+    lines = [
+        f"Partition Values: [{', '.join(parts)}]",
+        "Partition Parameters: {" + ", ".join(f"{k}={v}" for k, v in parameters if v >= 0) + "}",
+        f"Partition Statistics: {records} rows, {size} bytes",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _epoch_millis(raw: int | None) -> int:
+    """Java's ``DataFileMeta.creationTimeEpochMillis``: the stored wall clock read in the
+    JVM's (here the process's) time zone; -1, unknown, when the file has none."""
+    if raw is None:
+        return -1
+    local = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=raw)
+    offset = local.astimezone().utcoffset() or dt.timedelta()
+    return raw - int(offset.total_seconds() * 1000)
+
+
 def run_table_show(
     show: TableShow,
     text: str,
@@ -320,6 +393,13 @@ def run_table_show(
         database = _database(show.database, current_database)
         if database is None:
             return None
+        if show.partition is not None:
+            assert show.pattern is not None
+            table = load(database, show.pattern)
+            if table is None:
+                return None
+            information = _partition_information(table, show, database, text)
+            return ProcedureResult(EXTENDED, [(database, show.pattern, False, information)])
         rows = []
         for name in catalog().list_tables(database):
             if matches_pattern(name, show.pattern):

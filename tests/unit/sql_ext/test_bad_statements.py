@@ -90,7 +90,8 @@ BAD = [
     ("SHOW CREATE TABLE db.missing", "missing"),
     ("SHOW COLUMNS IN db.missing", "missing"),
     ("SHOW COLUMNS IN other.t IN db", "conflicting"),
-    ("SHOW TABLE EXTENDED IN db LIKE 't' PARTITION (dt = 'x')", "PARTITION"),
+    ("SHOW TABLE EXTENDED IN db LIKE 't' PARTITION (dt = 'x')", "PARTITIONS_NOT_FOUND"),
+    ("SHOW TABLE EXTENDED IN db LIKE 't' PARTITION (nope = 'x')", "nope"),
     ("DESCRIBE db.t PARTITION (dt = '2024-01-01')", "PARTITION"),
     ("DESCRIBE EXTENDED db.t AS JSON", "AS JSON"),
     ("ANALYZE TABLE db.t COMPUTE STATISTICS NOSCAN", "NOSCAN"),
@@ -130,6 +131,88 @@ BAD = [
     ("ALTER TABLE db.missing ADD COLUMN c INT", "missing"),
     ("ALTER DATABASE db SET DBPROPERTIES ('a' = 'b')", "alter database"),
     ("ALTER DATABASE nodb SET DBPROPERTIES ('a' = 'b')", "nodb"),
+    # row-level DML: one line naming the statement (db.pk: primary key (id, dt))
+    ("UPDATE db.t SET nope = 1", "UPDATE paimon.db.t: cannot resolve column nope"),
+    ("UPDATE db.t SET id = nosuch(1)", "UPDATE paimon.db.t: [UNRESOLVED_ROUTINE]"),
+    ("UPDATE db.t SET id = 1, id = 2", "UPDATE paimon.db.t: Multiple assignments for 'id'"),
+    ("UPDATE db.t SET id = 1 WHERE id IN (SELECT 1)", "UPDATE paimon.db.t: subqueries"),
+    ("UPDATE db.t SET name.x = 1", "UPDATE paimon.db.t: Updating nested fields"),
+    ("UPDATE db.t SET id = 'abc' WHERE id = 1", "UPDATE paimon.db.t: Cannot write to db.t"),
+    ("UPDATE db.t SET id = 1 WHERE nope > 1", "UPDATE paimon.db.t: [UNRESOLVED_COLUMN"),
+    ("UPDATE db.t SET id = 1 ORDER BY id LIMIT 1", "UPDATE paimon.db.t: ORDER"),
+    ("UPDATE db.pk SET id = 5", "UPDATE paimon.db.pk: Can't update the primary key column"),
+    ("UPDATE db.pk SET name = NULL, dt = 'z'", "UPDATE paimon.db.pk: Can't update the primary"),
+    ("UPDATE db.pk SET name = 'x' WHERE nope = 1", "UPDATE paimon.db.pk: [UNRESOLVED_COLUMN"),
+    ("UPDATE db.missing SET id = 1", "UPDATE: Table or view `db`.`missing` not found"),
+    ("UPDATE db.t$snapshots SET snapshot_id = 1", "UPDATE is not supported"),
+    ("DELETE FROM db.t WHERE nope = 1", "DELETE FROM paimon.db.t: invalid WHERE"),
+    ("DELETE FROM db.t WHERE id IN (SELECT 1)", "DELETE FROM paimon.db.t: subqueries"),
+    ("DELETE FROM db.t WHERE nosuch(id)", "DELETE FROM paimon.db.t: invalid WHERE"),
+    ("DELETE FROM db.pk WHERE nope = 1", "DELETE FROM paimon.db.pk: [UNRESOLVED_COLUMN"),
+    ("DELETE FROM db.missing WHERE id = 1", "DELETE FROM: Table or view `db`.`missing`"),
+    ("DELETE FROM db.t$snapshots WHERE snapshot_id = 1", "DELETE is not supported"),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET nope = 1",
+        "MERGE INTO paimon.db.t: cannot resolve column nope",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *",
+        "MERGE INTO paimon.db.t: Cannot INSERT * into target column 'name'",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *",
+        "MERGE INTO paimon.db.t: Cannot UPDATE * target column 'name'",
+    ),
+    (
+        "MERGE INTO db.t USING db.missing s ON t.id = s.id WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: Table or view `db`.`missing` not found",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id "
+        "WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: Can't execute this MergeInto",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN INSERT *",
+        "MERGE INTO paimon.db.t: only WHEN NOT MATCHED can INSERT",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id IN (SELECT 1) WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: subqueries",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) t ON t.id = t.id WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: the source and the target are both named t",
+    ),
+    (
+        "MERGE INTO db.pk USING (SELECT 1 AS id, 'x' AS dt) s ON pk.dt = s.dt "
+        "WHEN MATCHED THEN UPDATE SET id = s.id",
+        "MERGE INTO paimon.db.pk: Can't update the primary key column in update clause.",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET id = nosuch(1)",
+        "MERGE INTO paimon.db.t: [UNRESOLVED_ROUTINE]",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE "
+        "WHEN MATCHED AND s.id > 0 THEN DELETE",
+        "MERGE INTO paimon.db.t: only the last WHEN MATCHED clause",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s ON t.nope = s.id WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: [UNRESOLVED_COLUMN",
+    ),
+    (
+        "MERGE INTO db.t USING (SELECT 1 AS id) s WHEN MATCHED THEN DELETE",
+        "MERGE INTO paimon.db.t: expected ON",
+    ),
+    (
+        "MERGE INTO db.missing USING (SELECT 1 AS id) s ON missing.id = s.id "
+        "WHEN MATCHED THEN DELETE",
+        "MERGE INTO: Table or view `db`.`missing` not found",
+    ),
     # names longer than a file name
     (f"CREATE DATABASE {'d' * 300}", "300 bytes"),
     (f"CREATE TABLE db.{'t' * 300} (id BIGINT)", "300 bytes"),
@@ -147,6 +230,7 @@ def session(spark: Any, warehouse: str) -> Iterator[PaimonSession]:
     from paimon_core.lifecycle.tag_management import create_tag
 
     create_tag(table, "first", snapshot_id=1)
+    new_table(catalog, "db.pk", commits=2, primary_keys=["id", "dt"], options={"bucket": "1"})
     session = PaimonSession(spark, warehouse=warehouse)
     session.sql("SHOW DATABASES").collect()  # the catalog's own set-up (Paimon's `default` db)
     yield session

@@ -212,7 +212,7 @@ def test_delete_refused_where_the_merge_engine_keeps_deleted_keys(
     with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: merge engine partial-update"):
         session.sql("DELETE FROM db.t WHERE k = 1")
     assert len(snapshots(session)) == 1
-    assert data_files(warehouse) == files  # (this project reads no partial-update tables)
+    assert data_files(warehouse) == files
 
 
 def test_failed_delete_commits_nothing(

@@ -220,7 +220,7 @@ TBLPROPERTIES ('primary-key' = 'id,pt', 'bucket' = '5')""",
     ("SHOW TABLE EXTENDED IN db_name LIKE 'test*'", OK),
     (
         "SHOW TABLE EXTENDED IN db_name LIKE 'table_name' PARTITION(pt = '2024')",
-        "PARTITION is not supported",
+        "table_name",
     ),
     ("SHOW VIEWS", OK),
     ("SHOW VIEWS LIKE 'test*'", OK),

@@ -110,3 +110,56 @@ def test_schema_rules_as_paimon_merges() -> None:
     assert sc.AddColumn(("A",), parse_data_type("BIGINT")) in schema_changes(
         base, data, MergeSchema(True), sensitive=True
     )
+
+
+MERGE_STAR = (
+    "MERGE INTO db.t USING (SELECT * FROM VALUES (1, 'one', 10), (2, 'two', 20) AS s(a, b, c)) s "
+    "ON t.a = s.a WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+)
+
+
+def test_merge_into_star_adds_source_columns(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    session.sql(MERGE_STAR)  # without merge-schema: `c` is not part of `*`
+    assert columns(session) == [("a", "INT"), ("b", "STRING")]
+    assert rows(session, "SELECT * FROM db.t") == [(1, "one"), (2, "two")]
+    session.sql(ON)
+    session.sql(MERGE_STAR.replace("10", "11"))
+    assert columns(session) == [("a", "INT"), ("b", "STRING"), ("c", "INT")]
+    assert rows(session, "SELECT * FROM db.t") == [(1, "one", 11), (2, "two", 20)]
+    assert [kind for _, kind in snapshots(session)] == ["APPEND", "OVERWRITE", "OVERWRITE"]
+    java = sorted((r["a"], r["b"], r["c"]) for r in oracle("read", warehouse, "db.t"))
+    assert java == [(1, "one", 11), (2, "two", 20)]
+
+
+def test_merge_into_primary_key_table_fills_and_keeps(session: PaimonSession) -> None:
+    """``UPDATE SET *`` keeps a column the source lacks (at the top and inside a ROW),
+    ``INSERT *`` gives it its DEFAULT; an explicit key naming a source column adds it."""
+    session.sql(
+        "CREATE TABLE db.k (id INT, v STRING DEFAULT 'dflt', s STRUCT<x: INT, y: STRING>, "
+        "PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')"
+    )
+    session.sql("INSERT INTO db.k VALUES (1, 'v1', named_struct('x', 1, 'y', 'y1'))")
+    source = (
+        "(SELECT * FROM VALUES (1, named_struct('x', 10, 'z', 'z1')), "
+        "(2, named_struct('x', 20, 'z', 'z2')) AS src(id, s)) src"
+    )
+    star = f"MERGE INTO db.k USING {source} ON k.id = src.id "
+    with pytest.raises(SqlError, match=r"Cannot UPDATE \* target column 'v'.*merge-schema"):
+        session.sql(star + "WHEN MATCHED THEN UPDATE SET *")
+    session.sql(ON)
+    session.sql(star + "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    assert columns(session, "db.k") == [
+        ("id", "INT NOT NULL"),
+        ("v", "STRING"),
+        ("s", "ROW<`x` INT, `y` STRING, `z` STRING>"),
+    ]
+    got = rows(session, "SELECT id, v, s.x, s.y, s.z FROM db.k")
+    assert got == [(1, "v1", 10, "y1", "z1"), (2, "dflt", 20, None, "z2")]
+    session.sql(
+        "MERGE INTO db.k USING (SELECT 1 AS id, 7L AS n) src ON k.id = src.id "
+        "WHEN MATCHED THEN UPDATE SET n = src.n"
+    )
+    assert columns(session, "db.k")[-1] == ("n", "BIGINT")
+    assert rows(session, "SELECT id, n FROM db.k") == [(1, 7), (2, None)]

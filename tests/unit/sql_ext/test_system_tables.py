@@ -69,6 +69,23 @@ JAVA_STATISTIC_TABLE = [  # StatisticTable.TABLE_TYPE (pypaimon has no $statisti
 ]
 
 
+JAVA_FILE_INDEXES = [  # FileIndexesTable.TABLE_TYPE (not in pypaimon)
+    ("partition", "STRING", True),
+    ("bucket", "INT", False),
+    ("file_path", "STRING", False),
+    ("file_size_in_bytes", "BIGINT", False),
+    ("record_count", "BIGINT", False),
+    ("schema_id", "BIGINT", False),
+    ("column_name", "STRING", False),
+    ("index_type", "STRING", False),
+    ("storage_type", "STRING", False),
+    ("index_file_path", "STRING", True),
+    ("index_size_in_bytes", "BIGINT", False),
+    ("index_container_size_in_bytes", "BIGINT", False),
+    ("is_empty", "BOOLEAN", False),
+]
+
+
 def _pypaimon_type(field: Any) -> tuple[str, str, bool]:
     kind = getattr(field.type, "type", None)
     if kind is None:  # an ARRAY: of STRING, or of DeletionVectorMeta rows
@@ -78,8 +95,10 @@ def _pypaimon_type(field: Any) -> tuple[str, str, bool]:
 
 
 def test_every_system_table_is_declared_by_pypaimon_or_java() -> None:
-    assert set(SYSTEM_TABLES) == set(PYPAIMON_MODULES) | {"statistics", "aggregation_fields"}
+    java_only = {"statistics", "aggregation_fields", "file_indexes"}
+    assert set(SYSTEM_TABLES) == set(PYPAIMON_MODULES) | java_only
     assert list(system_table_columns("statistics")) == JAVA_STATISTIC_TABLE
+    assert list(system_table_columns("file_indexes")) == JAVA_FILE_INDEXES
     assert list(system_table_columns("aggregation_fields")) == JAVA_AGGREGATION_FIELDS
     assert list(SYSTEM_TABLES)[:5] == ["manifests", "snapshots", "options", "schemas", "partitions"]
 
@@ -480,3 +499,65 @@ def test_statistics_follow_time_travel(warehouse: str) -> None:
     assert system_table_rows(table, "statistics", snapshot_id=1) == []
     with pytest.raises(SnapshotNotFound):
         system_table_rows(table, "statistics", snapshot_id=7)
+
+
+# ----------------------------------------------------------------------- $file_indexes
+
+
+def test_file_indexes_of_java_written_files(spark: Any, warehouse: str, oracle: Any) -> None:
+    """Java Paimon writes the indexes (embedded in the manifest when small, else a
+    ``.index`` file beside the data file); ``$file_indexes`` lists each from its header."""
+    from sql_ext.session import PaimonSession
+
+    oracle(
+        "create-table", warehouse, "db.e", "--schema", "id INT, v STRING, dt STRING",
+        "--partition", "dt", "--option", "file-index.bloom-filter.columns=id",
+        "--option", "file-index.bitmap.columns=v",
+    )  # fmt: skip
+    oracle(
+        "write", warehouse, "db.e", "--json-rows",
+        '[{"id":1,"v":"a","dt":"x"},{"id":2,"v":"b","dt":"x"},{"id":3,"v":null,"dt":"y"}]',
+    )  # fmt: skip
+    oracle(
+        "create-table", warehouse, "db.g", "--schema", "id INT, v STRING",
+        "--option", "file-index.bitmap.columns=v,id",
+    )  # fmt: skip
+    oracle("write", warehouse, "db.g", "--json-rows", '[{"id":1,"v":"a"},{"id":2,"v":"b"}]')
+    catalog = FileSystemCatalog(warehouse)
+    files = {r["file_path"]: r for r in _ours(catalog.get_table("db.e"), "files")}
+    separate = _ours(catalog.get_table("db.e"), "file_indexes")
+    assert sorted((r["partition"], r["column_name"], r["index_type"]) for r in separate) == [
+        ("{x}", "id", "bloom-filter"),
+        ("{x}", "v", "bitmap"),
+        ("{y}", "id", "bloom-filter"),
+        ("{y}", "v", "bitmap"),
+    ]
+    for row in separate:
+        data = files[row["file_path"]]
+        assert row["index_file_path"] == row["file_path"] + ".index"
+        assert row["storage_type"] == "FILE" and row["is_empty"] is False
+        assert row["index_container_size_in_bytes"] == os.path.getsize(row["index_file_path"])
+        assert row["index_size_in_bytes"] < row["index_container_size_in_bytes"]
+        assert (row["record_count"], row["file_size_in_bytes"], row["schema_id"]) == (
+            data["record_count"],
+            data["file_size_in_bytes"],
+            data["schema_id"],
+        )
+    session = PaimonSession(spark, warehouse=warehouse)
+    try:
+        got = session.sql(
+            "SELECT partition, column_name, index_type, storage_type, index_file_path, "
+            "index_container_size_in_bytes FROM db.g$file_indexes"
+        ).collect()
+    finally:
+        session.stop()
+    g = catalog.get_table("db.g")
+    embedded = g.new_scan().read_entries(g.latest_snapshot())[0].file.embedded_index
+    assert embedded is not None
+    # Java's HashMap order of the header's columns: "v" before "id".
+    assert [tuple(r) for r in got] == [
+        ("{}", "v", "bitmap", "EMBEDDED", None, len(embedded)),
+        ("{}", "id", "bitmap", "EMBEDDED", None, len(embedded)),
+    ]
+    plain = new_table(catalog, "db.plain", commits=1)
+    assert system_table_rows(plain, "file_indexes") == []  # files without indexes: no rows

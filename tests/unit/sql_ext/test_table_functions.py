@@ -91,6 +91,36 @@ def test_incremental_query(session: PaimonSession, primary_key: bool) -> None:
     assert sorted(tuple(r) for r in df.collect()) == [(1, 5, "5"), (1, 7, "7")]
 
 
+def test_incremental_reads_of_a_deletion_vector_table(session: PaimonSession) -> None:
+    """As Paimon: a diff (two tags) reads the end's new files with the end's deletion
+    vectors; a delta reads the files appended as they were written (a DELETE that only marks
+    vectors commits OVERWRITE, which a delta skips)."""
+    session.sql(
+        "CREATE TABLE a (id INT, v STRING) TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
+    session.sql("INSERT INTO a VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    session.sql("CALL sys.create_tag('a', 't1', 1)")
+    session.sql("INSERT INTO a VALUES (5, 'e'), (6, 'f')")
+    session.sql("DELETE FROM a WHERE id IN (2, 5)")
+    session.sql("CALL sys.create_tag('a', 't3', 3)")
+    assert rows(session, "SELECT commit_kind FROM a$snapshots ORDER BY snapshot_id") == [
+        ("APPEND",),
+        ("APPEND",),
+        ("OVERWRITE",),
+    ]
+    query = "SELECT * FROM paimon_incremental_query('a', '{}', '{}') ORDER BY id"
+    assert rows(session, query.format("t1", "t3")) == [(6, "f")]
+    assert rows(session, query.format(1, 3)) == [(5, "e"), (6, "f")]
+    assert rows(session, query.format(2, 3)) == []
+    diff = (
+        session.spark.read.format("paimon")
+        .option("incremental-between", "1,3")
+        .option("incremental-between-scan-mode", "diff")
+        .load("default.a")
+    )
+    assert [tuple(r) for r in diff.collect()] == [(6, "f")]
+
+
 def test_incremental_between_timestamp(session: PaimonSession) -> None:
     session.sql("CREATE TABLE t (id INT)")
     for i in range(1, 6):

@@ -144,3 +144,33 @@ def test_diff_across_a_bucket_rescale(warehouse: str) -> None:
             table.copy({"incremental-between": "1,2", "incremental-between-scan-mode": "diff"})
         )
     assert (caught.value.start_id, caught.value.end_id) == (1, 2)
+
+
+def test_diff_reads_each_side_with_its_deletion_vectors(warehouse: str) -> None:
+    """Paimon's ``toIncrementalPlan``: the start's files with the start's vectors, the end's
+    with the end's; a delta applies none (``IncrementalDeltaStartingScanner``)."""
+    from paimon_core.operations.deletion_vectors import delete_positions
+
+    table = kvd_table(
+        warehouse,
+        primary_keys=["k", "dt"],
+        options={"bucket": "1", "deletion-vectors.enabled": "true", "write-only": "true"},
+    )
+    table.write_arrow(kvd_batch([1, 2]))  # 1: file A (k1, k2)
+    (entry,) = table.new_scan().read_entries(table.latest_snapshot())
+    delete_positions(table, {(entry.partition, 0): {entry.file.file_name: [1]}})  # 2: A's k2
+    table.write_arrow(kvd_batch([3, 4]))  # 3: file B (k3, k4)
+    newest = [e for e in table.new_scan().read_entries(table.latest_snapshot()) if e != entry]
+    delete_positions(table, {(entry.partition, 0): {newest[0].file.file_name: [1]}})  # 4: B's k4
+    table.write_arrow(kvd_batch([1]), overwrite=True)  # 5: A and B replaced by C (k1)
+    kinds = [s.commit_kind.value for s in table.snapshot_manager.snapshots()]
+    assert kinds == ["APPEND", "OVERWRITE", "APPEND", "OVERWRITE", "OVERWRITE"]
+    diff = {"incremental-between-scan-mode": "diff"}
+    # 2 -> 4: B is added, read without its deleted k4.
+    assert _read(table, **{"incremental-between": "2,4"}, **diff) == [(3, "v3", 0)]
+    # 2 -> 5 with deletes kept: the start is A without k2, so only k1's value is compared.
+    assert _read(table, True, **{"incremental-between": "2,5"}, **diff) == []
+    # 1 -> 5: at the start A still held k2.
+    assert _read(table, True, **{"incremental-between": "1,5"}, **diff) == [(2, "v2", 3)]
+    # A delta reads B as it was written.
+    assert _read(table, **{"incremental-between": "2,4"}) == [(3, "v3", 0), (4, "v4", 0)]

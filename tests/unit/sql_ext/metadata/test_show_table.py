@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -106,6 +107,60 @@ def test_show_table_extended(session: PaimonSession, warehouse: str) -> None:
     assert "Partition Columns: [`p`, `q`]\n" in found[0][3]
     session.sql("USE db")
     assert [r[1] for r in rows(session, "SHOW TABLE EXTENDED LIKE 'pl*'")] == ["plain"]
+
+
+def test_show_table_extended_partition(
+    session: PaimonSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paimon-Spark's ``PaimonShowTablePartitionCommand``: the partition's values, its live
+    files' statistics, one row named by the LIKE pattern."""
+    session.sql("INSERT INTO db.pk VALUES (4, 'd', 1, 'z')")
+    files = _entries(session, "db.pk", (1, "z"))
+    size = sum(e.file.file_size for e in files)
+    created = max(e.file.creation_time_millis for e in files)
+    monkeypatch.setenv("TZ", "Asia/Shanghai")  # the stored wall clock is read as UTC+8
+    time.tzset()
+    try:
+        frame = session.sql("SHOW TABLE EXTENDED IN db LIKE 'pk' PARTITION (q = 'z', p = 1)")
+        found = [tuple(r) for r in frame.collect()]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert frame.columns == ["namespace", "tableName", "isTemporary", "information"]
+    assert found == [
+        (
+            "db",
+            "pk",
+            False,
+            "Partition Values: [p=1, q=z]\n"
+            f"Partition Parameters: {{recordCount=2, fileSizeInBytes={size}, "
+            f"fileCount={len(files)}, lastFileCreationTime={created - 8 * 3600 * 1000}}}\n"
+            f"Partition Statistics: 2 rows, {size} bytes\n",
+        )
+    ]
+    escaped = rows(session, "SHOW TABLE EXTENDED IN db LIKE 'pk' PARTITION (p = 1, q = 'x/y')")
+    assert escaped[0][3].startswith("Partition Values: [p=1, q=x%2Fy]\nPartition Parameters: ")
+    for bad, named in (
+        ("SHOW TABLE EXTENDED IN db LIKE 'pk' PARTITION (p = 3, q = 'z')", "PARTITIONS_NOT_FOUND"),
+        ("SHOW TABLE EXTENDED IN db LIKE 'pk' PARTITION (p = 1)", "every partition column"),
+        ("SHOW TABLE EXTENDED IN db LIKE 'pk' PARTITION (id = 1)", "not a partition column"),
+        ("SHOW TABLE EXTENDED IN db LIKE 'plain' PARTITION (a = 1)", "not partitioned"),
+    ):
+        with pytest.raises(SqlError) as err:
+            session.sql(bad)
+        assert named in str(err.value) and "\n" not in str(err.value)
+
+
+def _entries(session: PaimonSession, name: str, values: tuple[Any, ...]) -> list[Any]:
+    from paimon_core.format.binary_row import deserialize_row
+
+    table = session.catalog.get_table(name)
+    types = [f.type for f in table.schema.partition_fields]
+    return [
+        e
+        for e in table.new_scan().read_entries(table.latest_snapshot())
+        if tuple(deserialize_row(e.partition, types)) == values
+    ]
 
 
 def test_paimon_sql_answers_without_spark(session: PaimonSession, warehouse: str) -> None:
