@@ -7,6 +7,7 @@ from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_pr
 from procedures.compact import COMPACT_PROCEDURES
 from procedures.consumers import CONSUMER_PROCEDURES
 from procedures.maintenance import MAINTENANCE_PROCEDURES
+from procedures.partitions import PARTITION_PROCEDURES
 from procedures.rollback import ROLLBACK_PROCEDURES
 from procedures.tags import TAG_PROCEDURES
 
@@ -16,6 +17,7 @@ register(
     *MAINTENANCE_PROCEDURES,
     *COMPACT_PROCEDURES,
     *CONSUMER_PROCEDURES,
+    *PARTITION_PROCEDURES,
 )
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]
