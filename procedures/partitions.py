@@ -1,5 +1,9 @@
 """Partition procedures of Paimon Spark 2.0: ``expire_partitions`` and ``mark_partition_done``.
 
+``mark_partition_done(table, partitions)``: ``partitions`` as ``'dt=20240101,hh=01;dt=...'``
+(``;`` between partitions); ``paimon_core.lifecycle.partition_mark_done`` runs the table's
+``partition.mark-done-action``s (``_SUCCESS`` files); the result is ``result = true``.
+
 ``expire_partitions`` puts its arguments over the table options as Paimon's
 ``ProcedureUtils.fillInPartitionOptions`` (``options`` first, then each non-blank argument:
 ``partition.expiration-time``, ``-strategy``, ``partition.timestamp-formatter``,
@@ -13,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from paimon_core.lifecycle.partition_expire import expire_partitions
+from paimon_core.lifecycle.partition_mark_done import mark_partitions_done
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.maintenance import parse_options
 
@@ -39,6 +44,22 @@ def _expire_partitions(ctx: CallContext, args: dict[str, Any]) -> ProcedureResul
     return ProcedureResult(EXPIRE_OUTPUT, rows or [(NO_EXPIRED_PARTITIONS,)])
 
 
+MARK_DONE_OUTPUT = (Column("result", "BOOLEAN"),)
+
+
+def _mark_partition_done(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    text = args["partitions"]
+    if text is None:
+        raise ctx.fail("Argument partitions must not be NULL.")
+    items = text.split(";")
+    while items and not items[-1]:  # Java's String.split drops trailing empty strings
+        items.pop()
+    specs = [parse_options(ctx, item) for item in items]
+    table = ctx.table(args["table"])
+    mark_partitions_done(table, specs)
+    return ProcedureResult(MARK_DONE_OUTPUT, [(True,)])
+
+
 PARTITION_PROCEDURES = (
     Procedure(
         "expire_partitions",
@@ -54,5 +75,15 @@ PARTITION_PROCEDURES = (
         EXPIRE_OUTPUT,
         _expire_partitions,
         "Drop the partitions older than expiration_time, by their values or last update.",
+    ),
+    Procedure(
+        "mark_partition_done",
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("partitions", "STRING", required=True),
+        ),
+        MARK_DONE_OUTPUT,
+        _mark_partition_done,
+        "Mark partitions done by the table's partition.mark-done-action (_SUCCESS files).",
     ),
 )

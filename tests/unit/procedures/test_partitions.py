@@ -4,6 +4,9 @@ result rows and effects; Java reads what the expiry leaves."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import time
 from collections import Counter
 from typing import Any
 
@@ -128,3 +131,80 @@ def test_expire_partitions_of_an_unpartitioned_table(warehouse: str) -> None:
     catalog.create_table("db.u", pa.schema([("id", pa.int64())]))
     with pytest.raises(ProcedureError, match="partition field can not be null"):
         call(catalog, "expire_partitions", "db.u", "1 d")
+
+
+# ---------------------------------------------------------------- mark_partition_done
+
+
+def _success(table: FileStoreTable, directory: str) -> dict[str, int]:
+    with open(f"{table.path}/{directory}/_SUCCESS") as f:
+        text = f.read()
+    assert text.startswith('{\n  "creationTime" : ') and '\n  "modificationTime" : ' in text
+    return json.loads(text)
+
+
+def test_mark_partition_done_writes_success_files(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = _hourly(catalog)
+    before = int(time.time() * 1000)
+    result = call(
+        catalog, "mark_partition_done", table="db.t", partitions="hh=01,dt=20200101;dt=29990101"
+    )
+    assert [c.name for c in result.columns] == ["result"] and result.rows == [(True,)]
+    first = _success(table, "dt=20200101/hh=01")
+    assert first["creationTime"] == first["modificationTime"] >= before
+    assert _success(table, "dt=29990101")["creationTime"] >= before  # a partial spec: its level
+    # Marked again: the creation time stays, the modification time moves on.
+    with open(f"{table.path}/dt=20200101/hh=01/_SUCCESS", "w") as f:
+        f.write('{"creationTime": 5, "modificationTime": 6}')
+    call(catalog, "mark_partition_done", "db.t", "dt=20200101,hh=01")
+    again = _success(table, "dt=20200101/hh=01")
+    assert again["creationTime"] == 5 and again["modificationTime"] >= before
+    # Escaped like Paimon's partition paths; the directory need not hold data yet.
+    call(catalog, "mark_partition_done", "db.t", "dt=2024/01/01,hh=a b")
+    assert _success(table, "dt=2024%2F01%2F01/hh=a b")["creationTime"] >= before
+    # Success files are no orphans, however old.
+    paths = [os.path.join(d, f) for d, _, fs in os.walk(table.path) for f in fs]
+    two_days_ago = time.time() - 2 * 86400
+    for path in paths:
+        os.utime(path, (two_days_ago, two_days_ago))
+    assert call(catalog, "remove_orphan_files", "db.t").rows == [(0, 0)]
+    assert _success(table, "dt=29990101")["creationTime"] >= before
+
+
+@pytest.mark.parametrize(
+    ("options", "partitions", "needle"),
+    [
+        ({}, "dt=1,x=2", "['x'] are not partition columns"),
+        ({}, ";dt=1", "needs at least one 'key=value'"),
+        ({}, "dt=", "Partition value '' cannot be used"),
+        ({}, "dt", "Invalid key-value string 'dt'"),
+        ({"partition.mark-done-action": "done-partition"}, "dt=1", "without metastore"),
+        ({"partition.mark-done-action": "success-file,mark-event"}, "dt=1", "Table should enable"),
+        ({"partition.mark-done-action": "success-file,http-report"}, "dt=1", "http-report"),
+        ({"partition.mark-done-action": "custom"}, "dt=1", "You need to set [partition.mark-"),
+        ({"partition.mark-done-action": "success-file, mark-event"}, "dt=1", "No enum constant"),
+    ],
+)
+def test_mark_partition_done_refuses(
+    warehouse: str, options: dict[str, str], partitions: str, needle: str
+) -> None:
+    catalog = new_catalog(warehouse)
+    table = _hourly(catalog, options)
+    before = fingerprint(table.path)
+    with pytest.raises(ProcedureError) as err:
+        call(catalog, "mark_partition_done", "db.t", partitions)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+    assert fingerprint(table.path) == before
+
+
+def test_mark_event_on_a_filesystem_catalog_writes_nothing(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    options = {"partition.mark-done-action": "mark-event", "metastore.partitioned-table": "true"}
+    table = _hourly(catalog, options)
+    before = fingerprint(table.path)
+    assert call(catalog, "mark_partition_done", "db.t", "dt=20200101").rows == [(True,)]
+    assert fingerprint(table.path) == before
+    catalog.create_table("db.u", pa.schema([("id", pa.int64())]))
+    with pytest.raises(ProcedureError, match="is not partitioned"):
+        call(catalog, "mark_partition_done", "db.u", "dt=1")
