@@ -6,6 +6,7 @@ Importing the package registers every procedure in ``procedures.base.PROCEDURES`
 from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_procedure, register
 from procedures.compact import COMPACT_PROCEDURES
 from procedures.consumers import CONSUMER_PROCEDURES
+from procedures.files import FILE_PROCEDURES
 from procedures.maintenance import MAINTENANCE_PROCEDURES
 from procedures.partitions import PARTITION_PROCEDURES
 from procedures.rollback import ROLLBACK_PROCEDURES
@@ -18,6 +19,7 @@ register(
     *COMPACT_PROCEDURES,
     *CONSUMER_PROCEDURES,
     *PARTITION_PROCEDURES,
+    *FILE_PROCEDURES,
 )
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]

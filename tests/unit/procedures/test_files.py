@@ -1,0 +1,65 @@
+"""CALL sys.purge_files, remove_unexisting_files, rewrite_file_index and copy (Paimon-Spark 2.0)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.format.consumer import Consumer, ConsumerManager
+from paimon_core.format.snapshot import ChangelogManager, CommitKind
+from procedures import ProcedureError
+from tests.unit.procedures.helpers import (
+    SCHEMA,
+    call,
+    new_catalog,
+    new_table,
+    snapshot_ids,
+    tag_names,
+)
+
+
+def _files(root: str) -> list[str]:
+    return sorted(
+        os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
+    )
+
+
+def test_purge_files_deletes_all_data_and_history(warehouse: str, oracle: Any) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    call(catalog, "create_tag", "db.t", "keep", 1)
+    ConsumerManager(table.file_io, table.path).reset_consumer("reader", Consumer(1))
+    changelogs = ChangelogManager(table.file_io, table.path)
+    assert changelogs.commit(table.snapshot_manager.snapshot(1))
+    branch = os.path.join(table.path, "branch", "branch-b")
+    shutil.copytree(os.path.join(table.path, "schema"), os.path.join(branch, "schema"))
+
+    result = call(catalog, "purge_files", table="db.t")
+    assert [c.name for c in result.columns] == ["result"] and result.rows == [("Success",)]
+    assert snapshot_ids(table) == [4]
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest.commit_kind == CommitKind.OVERWRITE and latest.total_record_count == 0
+    assert tag_names(table) == [] and ConsumerManager(table.file_io, table.path).list_ids() == []
+    left = _files(table.path)
+    assert not [f for f in left if f.startswith(("branch", "changelog", "tag", "consumer"))]
+    assert not [f for f in left if "/bucket-" in f], left  # no data file survives
+    assert [f for f in left if f.startswith("schema/")] == ["schema/schema-0"]
+    assert table.to_arrow().num_rows == 0
+    assert oracle("read", warehouse, "db.t") == []
+    table.write_arrow(pa.table({"id": [1], "name": ["a"], "dt": ["x"]}, SCHEMA))
+    assert oracle("read", warehouse, "db.t") == [{"id": 1, "name": "a", "dt": "x"}]
+
+
+def test_purge_files_of_an_empty_table_and_bad_names(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=0)
+    assert call(catalog, "purge_files", "db.t").rows == [("Success",)]
+    assert table.to_arrow().num_rows == 0
+    with pytest.raises(ProcedureError, match="does not exist"):
+        call(catalog, "purge_files", "db.nope")
+    with pytest.raises(ProcedureError, match="Required parameters \\[table\\]"):
+        call(catalog, "purge_files")
