@@ -63,3 +63,59 @@ def test_purge_files_of_an_empty_table_and_bad_names(warehouse: str) -> None:
         call(catalog, "purge_files", "db.nope")
     with pytest.raises(ProcedureError, match="Required parameters \\[table\\]"):
         call(catalog, "purge_files")
+
+
+# ------------------------------------------------------------- remove_unexisting_files
+
+
+def _lose_partition(table: Any, day: str) -> list[str]:
+    directory = os.path.join(table.path, f"dt={day}", "bucket-0")
+    lost = sorted(os.path.join(directory, f) for f in os.listdir(directory))
+    shutil.rmtree(directory)
+    return lost
+
+
+def _by_id(row: dict[str, Any]) -> int:
+    return row["id"]
+
+
+@pytest.mark.parametrize("pk", [False, True])
+def test_remove_unexisting_files(warehouse: str, oracle: Any, pk: bool) -> None:
+    catalog = new_catalog(warehouse)
+    options = {"bucket": "1"} if pk else {}
+    table = new_table(catalog, commits=3, primary_keys=["id", "dt"] if pk else (), options=options)
+    lost = _lose_partition(table, "2024-01-02")
+    assert lost
+    before = _files(table.path)
+    dry = call(catalog, "remove_unexisting_files", table="db.t", dry_run=True)
+    assert [c.name for c in dry.columns] == ["fileName"] and not dry.columns[0].nullable
+    assert dry.rows == [(path,) for path in lost]
+    assert _files(table.path) == before  # a dry run changes nothing
+    result = call(catalog, "remove_unexisting_files", "db.t")
+    assert result.rows == dry.rows
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest.snapshot_id == 4 and latest.commit_kind == CommitKind.OVERWRITE
+    expected = [{"id": i, "name": n, "dt": "2024-01-01"} for i, n in ((0, "n0"), (2, "n2"))]
+    expected += [{"id": 100, "name": None, "dt": "2024-01-01"}]
+    expected += [{"id": 102, "name": None, "dt": "2024-01-01"}]
+    assert sorted(table.to_arrow().to_pylist(), key=_by_id) == expected
+    assert sorted(oracle("read", warehouse, "db.t"), key=_by_id) == expected
+    assert call(catalog, "remove_unexisting_files", "db.t").rows == []
+    assert snapshot_ids(table)[-1] == 4
+
+
+def test_remove_unexisting_files_refuses(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=1)
+    _lose_partition(table, "2024-01-01")
+    before = _files(table.path)
+    for args, needle in [
+        ({"table": ""}, "Cannot handle an empty tableId"),
+        ({"table": "db.t", "parallelism": 0}, "Positive number of partitions"),
+        ({"table": "db.*"}, "does not exist"),
+        ({"table": "db.t", "dry_run": "yes"}, "Cannot cast STRING to BOOLEAN"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "remove_unexisting_files", **args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(table.path) == before
