@@ -9,6 +9,7 @@ from procedures.consumers import CONSUMER_PROCEDURES
 from procedures.files import FILE_PROCEDURES
 from procedures.maintenance import MAINTENANCE_PROCEDURES
 from procedures.partitions import PARTITION_PROCEDURES
+from procedures.rescale import RESCALE_PROCEDURES
 from procedures.rollback import ROLLBACK_PROCEDURES
 from procedures.tags import TAG_PROCEDURES
 
@@ -20,6 +21,7 @@ register(
     *CONSUMER_PROCEDURES,
     *PARTITION_PROCEDURES,
     *FILE_PROCEDURES,
+    *RESCALE_PROCEDURES,
 )
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]
