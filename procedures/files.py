@@ -1,4 +1,5 @@
-"""File procedures of Paimon Spark 2.0: ``purge_files`` and ``remove_unexisting_files``.
+"""File procedures of Paimon Spark 2.0: ``purge_files``, ``remove_unexisting_files`` and
+``rewrite_file_index``.
 
 ``purge_files(table)`` deletes all data of the table with its branches, tags, consumers,
 changelogs and old snapshots (``paimon_core.lifecycle.purge``) and returns the single row
@@ -10,6 +11,11 @@ per file (its full path; sorted), none when all exist. ``dry_run`` only lists th
 ``parallelism`` is accepted as Paimon's and must be positive; the existence checks here run
 in the driver (in parallel on object stores). Paimon's docs mention ``db.*`` for a whole
 database, which its Spark procedure does not accept; neither does this.
+
+``rewrite_file_index(table, where)`` returns ``written_partitions, written_indexes``
+(``paimon_core.operations.file_index``): tables without ``file-index.*.columns`` options
+are rewritten as Paimon does (obsolete ``.index`` files dropped); tables with them are
+refused, since building file indexes is not implemented.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from typing import Any
 
 from paimon_core.lifecycle.purge import purge_files
 from paimon_core.lifecycle.unexisting import remove_unexisting_files
+from paimon_core.operations.file_index import rewrite_file_index
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
+from procedures.compact import parse_where
 
 PURGE_OUTPUT = (Column("result", "STRING"),)
 
@@ -43,6 +51,20 @@ def _remove_unexisting_files(ctx: CallContext, args: dict[str, Any]) -> Procedur
     return ProcedureResult(UNEXISTING_OUTPUT, [(path,) for path in found.paths])
 
 
+FILE_INDEX_OUTPUT = (
+    Column("written_partitions", "INT", nullable=False),
+    Column("written_indexes", "INT", nullable=False),
+)
+
+
+def _rewrite_file_index(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    where = args["where"]
+    predicate = None if where is None or not where.strip() else parse_where(ctx, where)
+    table = ctx.table(args["table"])
+    result = rewrite_file_index(table, predicate)
+    return ProcedureResult(FILE_INDEX_OUTPUT, [(result.written_partitions, result.written_indexes)])
+
+
 FILE_PROCEDURES = (
     Procedure(
         "purge_files",
@@ -61,5 +83,12 @@ FILE_PROCEDURES = (
         UNEXISTING_OUTPUT,
         _remove_unexisting_files,
         "Remove the manifest entries of data files that no longer exist.",
+    ),
+    Procedure(
+        "rewrite_file_index",
+        (Parameter("table", "STRING", required=True), Parameter("where", "STRING")),
+        FILE_INDEX_OUTPUT,
+        _rewrite_file_index,
+        "Rewrite the file indexes of the table's data files.",
     ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
 from paimon_core.format.snapshot import ChangelogManager, CommitKind
 from procedures import ProcedureError
@@ -117,5 +119,71 @@ def test_remove_unexisting_files_refuses(warehouse: str) -> None:
     ]:
         with pytest.raises(ProcedureError) as err:
             call(catalog, "remove_unexisting_files", **args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(table.path) == before
+
+
+# ------------------------------------------------------------------ rewrite_file_index
+
+
+def _with_index_extra(table: Any, day: str) -> str:
+    """Give the files of partition ``day`` an index extra file, as Java writes beside them
+    when the table declared file index columns that it no longer does."""
+    files = [
+        e.file
+        for e in table.new_scan().read_entries(table.latest_snapshot())
+        if table.new_scan().partition_values(e.partition)[0] == day
+    ]
+    index = files[0].file_name + ".index"
+    with open(os.path.join(table.path, f"dt={day}", "bucket-0", index), "wb") as f:
+        f.write(b"PAIMON-INDEX")
+    messages = [
+        CommitMessage(
+            _partition(table, day),
+            0,
+            -1,
+            compact_before=(files[0],),
+            compact_after=(dataclasses.replace(files[0], extra_files=(index,)),),
+        )
+    ]
+    table.new_commit().commit(messages)
+    return index
+
+
+def _partition(table: Any, day: str) -> bytes:
+    for e in table.new_scan().read_entries(table.latest_snapshot()):
+        if table.new_scan().partition_values(e.partition)[0] == day:
+            return e.partition
+    raise AssertionError(day)
+
+
+def test_rewrite_file_index_without_index_columns(warehouse: str, oracle: Any) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    result = call(catalog, "rewrite_file_index", table="db.t")
+    assert [c.name for c in result.columns] == ["written_partitions", "written_indexes"]
+    assert result.rows == [(0, 0)] and snapshot_ids(table) == [1, 2, 3]
+    index = _with_index_extra(table, "2024-01-01")
+    assert call(catalog, "rewrite_file_index", "db.t", "dt = '2024-01-02'").rows == [(0, 0)]
+    assert call(catalog, "rewrite_file_index", "db.t", "dt = '2024-01-01'").rows == [(1, 1)]
+    latest = table.latest_snapshot()
+    assert latest.snapshot_id == 5 and latest.commit_kind == CommitKind.COMPACT
+    extras = [e.file.extra_files for e in table.new_scan().read_entries(latest)]
+    assert all(index not in x for x in extras)
+    assert sorted(r["id"] for r in oracle("read", warehouse, "db.t")) == [0, 1, 2, 100, 101, 102]
+    assert call(catalog, "rewrite_file_index", "db.t").rows == [(0, 0)]
+
+
+def test_rewrite_file_index_refuses_index_columns_and_bad_where(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=1, options={"file-index.bloom-filter.columns": "name"})
+    before = _files(table.path)
+    for args, needle in [
+        ({}, "Building file indexes is not supported"),
+        ({"where": "name = 'x'"}, "'name' is not one of ['dt']"),
+        ({"where": "dt ~ 1"}, "Unsupported where"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "rewrite_file_index", table="db.t", **args)
         assert needle in str(err.value) and "\n" not in str(err.value)
     assert _files(table.path) == before
