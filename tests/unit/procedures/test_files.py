@@ -10,10 +10,15 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
+from paimon_core.format.schema import AddColumn
 from paimon_core.format.snapshot import ChangelogManager, CommitKind
+from paimon_core.format.types import INT
 from procedures import ProcedureError
+from tests.unit.paimon_core.helpers import kvd_batch, kvd_table
+from tests.unit.paimon_core.operations.test_deletion_vectors import DV, delete_keys
 from tests.unit.procedures.helpers import (
     SCHEMA,
     call,
@@ -187,3 +192,87 @@ def test_rewrite_file_index_refuses_index_columns_and_bad_where(warehouse: str) 
             call(catalog, "rewrite_file_index", table="db.t", **args)
         assert needle in str(err.value) and "\n" not in str(err.value)
     assert _files(table.path) == before
+
+
+# ------------------------------------------------------------------------------- copy
+
+
+def _dv_table(warehouse: str) -> Any:
+    """``db.t`` (k, v, dt): an append table with deletion vectors, key 1 deleted by one."""
+    table = kvd_table(warehouse, options=DV)
+    table.write_arrow(kvd_batch([1, 2], "a"))
+    table.write_arrow(kvd_batch([3], "b"))
+    delete_keys(table, {1})
+    return table
+
+
+def _kvd_rows(rows: list[dict[str, Any]]) -> list[tuple]:
+    return sorted((r["k"], r["v"], r["dt"]) for r in rows)
+
+
+def test_copy_into_a_new_table(warehouse: str, oracle: Any) -> None:
+    source = _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    assert source.latest_snapshot().index_manifest  # deletion vectors are in play
+    expected = [(2, "v2", "a"), (3, "v3", "b")]
+    assert _kvd_rows(source.to_arrow().to_pylist()) == expected
+    before = _files(source.path)
+    result = call(catalog, "copy", source_table="db.t", target_table="db2.c")
+    assert [c.name for c in result.columns] == ["result"] and result.rows == [(True,)]
+    assert _files(source.path) == before  # the source is only read
+    target = catalog.get_table("db2.c")
+    assert target.schema.fields == source.schema.fields
+    assert target.schema.partition_keys == source.schema.partition_keys
+    assert target.options.to_dict() == source.options.to_dict()
+    assert target.latest_snapshot().commit_kind == CommitKind.OVERWRITE
+    names = {e.file.file_name for e in target.new_scan().read_entries(target.latest_snapshot())}
+    source_names = {
+        e.file.file_name for e in source.new_scan().read_entries(source.latest_snapshot())
+    }
+    assert names and not names & source_names
+    assert _kvd_rows(target.to_arrow().to_pylist()) == expected  # the deletion vector applies
+    assert _kvd_rows(oracle("read", warehouse, "db2.c")) == expected
+
+
+def test_copy_where_into_an_existing_table(warehouse: str) -> None:
+    source = _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    call(catalog, "copy", "db.t", "db.c", "dt = 'b'")
+    target = catalog.get_table("db.c")
+    assert _kvd_rows(target.to_arrow().to_pylist()) == [(3, "v3", "b")]
+    source.write_arrow(kvd_batch([4], "b"))
+    call(catalog, "copy", "db.t", "db.c")  # partitions a and b replaced by the copy
+    assert _kvd_rows(target.to_arrow().to_pylist()) == [
+        (2, "v2", "a"),
+        (3, "v3", "b"),
+        (4, "v4", "b"),
+    ]
+
+
+def test_copy_of_an_empty_table_creates_the_target(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=0)
+    assert call(catalog, "copy", "db.t", "db.e").rows == [(True,)]
+    assert catalog.get_table("db.e").latest_snapshot() is None
+
+
+def test_copy_refusals_change_nothing(warehouse: str) -> None:
+    _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    new_table(catalog, "db.s", commits=1)  # another layout
+    evolved = new_table(catalog, "db.evolved", commits=1)
+    evolved.schema_manager.commit_changes(AddColumn("extra", INT()))
+    before = _files(warehouse)
+    for args, needle in [
+        (("db.s", "db.t"), "source table fields is not compatible with existed paimon table"),
+        (("db.t", "db3.x", "v = 'x'"), "'v' is not one of ['dt']"),
+        (("db.t", "db3.x", "dt ~ 'x'"), "Unsupported where"),
+        (("db.nope", "db3.x"), "does not exist"),
+        (("db.evolved", "db3.x"), "Cannot copy files written under schema 0"),
+        (("db.t", "other.db3.x"), "Cannot run procedure in catalog 'paimon'"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "copy", *args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(warehouse) == before
+    assert not os.path.exists(os.path.join(warehouse, "db3.db"))
