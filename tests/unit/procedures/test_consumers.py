@@ -9,6 +9,7 @@ import pytest
 
 from paimon_core.format.consumer import ConsumerManager
 from procedures import ProcedureError
+from sql_ext.system_tables import system_table_rows
 from tests.unit.procedures.helpers import call, fingerprint, new_catalog, new_table, snapshot_ids
 
 
@@ -26,6 +27,7 @@ def test_reset_consumer_writes_paimon_json_and_deletes(warehouse: str) -> None:
     # Names match case-insensitively, as Paimon's resolver lower-cases both sides.
     call(catalog, "reset_consumer", table="t", consumerid="other", NEXTSNAPSHOTID=3)
     assert _consumers(table) == {"myid": 2, "other": 3}
+    assert system_table_rows(table, "consumers") == [("myid", 2), ("other", 3)]
     assert call(catalog, "reset_consumer", "db.t", "myid").rows == [(True,)]
     assert _consumers(table) == {"other": 3}
     assert call(catalog, "reset_consumer", "db.t", "never-existed").rows == [(True,)]
