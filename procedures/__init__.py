@@ -6,7 +6,11 @@ Importing the package registers every procedure in ``procedures.base.PROCEDURES`
 from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_procedure, register
 from procedures.check import CHECK_PROCEDURES
 from procedures.compact import COMPACT_PROCEDURES
+from procedures.consumers import CONSUMER_PROCEDURES
+from procedures.files import FILE_PROCEDURES
 from procedures.maintenance import MAINTENANCE_PROCEDURES
+from procedures.partitions import PARTITION_PROCEDURES
+from procedures.rescale import RESCALE_PROCEDURES
 from procedures.rollback import ROLLBACK_PROCEDURES
 from procedures.tags import TAG_PROCEDURES
 
@@ -16,6 +20,10 @@ register(
     *MAINTENANCE_PROCEDURES,
     *COMPACT_PROCEDURES,
     *CHECK_PROCEDURES,
+    *CONSUMER_PROCEDURES,
+    *PARTITION_PROCEDURES,
+    *FILE_PROCEDURES,
+    *RESCALE_PROCEDURES,
 )
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]

@@ -1,4 +1,5 @@
-"""Maintenance procedures: ``expire_snapshots`` and ``remove_orphan_files`` (Paimon Spark).
+"""Maintenance procedures: ``expire_snapshots``, ``remove_orphan_files`` and
+``repair_earliest_snapshot`` (Paimon Spark).
 
 ``expire_snapshots`` fills omitted arguments from the table options (after ``options``), as
 Paimon since 1.1 (``ProcedureUtils.fillInSnapshotOptions``). Beyond Paimon it takes a last
@@ -87,6 +88,23 @@ def _remove_orphan_files(ctx: CallContext, args: dict[str, Any]) -> ProcedureRes
     return ProcedureResult(ORPHAN_OUTPUT, [(count, size)])
 
 
+REPAIR_OUTPUT = (
+    Column("previous_earliest_snapshot_id", "BIGINT", nullable=False),
+    Column("current_earliest_snapshot_id", "BIGINT", nullable=False),
+)
+
+
+def _repair_earliest_snapshot(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon 2.0's ``RepairEarliestSnapshotProcedure``: ``EARLIEST`` moved past a gap in
+    the snapshot ids (``SnapshotManager.repair_earliest_snapshot``); nothing is deleted."""
+    snapshot_id = args["snapshot_id"]
+    if snapshot_id is None:
+        raise ctx.fail("Argument snapshot_id must not be NULL.")
+    table = ctx.table(args["table"])
+    previous = table.snapshot_manager.repair_earliest_snapshot(snapshot_id)
+    return ProcedureResult(REPAIR_OUTPUT, [(previous, snapshot_id)])
+
+
 MAINTENANCE_PROCEDURES = (
     Procedure(
         "expire_snapshots",
@@ -115,5 +133,15 @@ MAINTENANCE_PROCEDURES = (
         ORPHAN_OUTPUT,
         _remove_orphan_files,
         "Delete files nothing references that are older than older_than (default 1 day ago).",
+    ),
+    Procedure(
+        "repair_earliest_snapshot",
+        (
+            Parameter("table", "STRING", required=True),
+            Parameter("snapshot_id", "BIGINT", required=True),
+        ),
+        REPAIR_OUTPUT,
+        _repair_earliest_snapshot,
+        "Point EARLIEST at the first snapshot after a gap in the snapshot ids.",
     ),
 )

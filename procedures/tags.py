@@ -1,5 +1,6 @@
 """Tag procedures: ``create_tag``, ``create_tag_from_timestamp``, ``delete_tag``,
-``rename_tag``, ``replace_tag``, ``expire_tags`` (Paimon Spark's parameters and results).
+``rename_tag``, ``replace_tag``, ``expire_tags``, ``trigger_tag_automatic_creation`` (Paimon
+Spark's parameters and results).
 
 As in Paimon's Spark procedures, ``time_retained`` is only what the call gives: the table's
 ``tag.default-time-retained`` is not applied (``CreateOrReplaceTagBaseProcedure``).
@@ -19,6 +20,7 @@ from typing import Any
 
 from paimon_core.format.options import parse_duration
 from paimon_core.lifecycle import tag_management
+from paimon_core.lifecycle.tag_auto import run_tag_maintenance
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.rollback import DRY_RUN, dry_run_result
 
@@ -122,6 +124,15 @@ def _expire_tags(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     return ProcedureResult(EXPIRE_TAGS_OUTPUT, rows)
 
 
+def _trigger_tag_automatic_creation(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
+    """Paimon's ``TagAutoManager.run``: the automatic tags the options ask for, then tag TTL
+    expiry (``tag.time-expire-enabled``), as a commit would; also for ``write-only`` tables,
+    whose commits skip it."""
+    table = ctx.table(args["table"])
+    run_tag_maintenance(table)
+    return ProcedureResult(RESULT, [(True,)])
+
+
 TAG_PROCEDURES = (
     Procedure("create_tag", _TAG_PARAMETERS, RESULT, _create_tag, "Tag a snapshot."),
     Procedure("replace_tag", _TAG_PARAMETERS, RESULT, _replace_tag, "Point a tag elsewhere."),
@@ -165,5 +176,12 @@ TAG_PROCEDURES = (
         EXPIRE_TAGS_OUTPUT,
         _expire_tags,
         "Delete tags whose retention has passed, or created before older_than.",
+    ),
+    Procedure(
+        "trigger_tag_automatic_creation",
+        (Parameter("table", "STRING", required=True),),
+        RESULT,
+        _trigger_tag_automatic_creation,
+        "Create the automatic tags tag.automatic-creation asks for now.",
     ),
 )

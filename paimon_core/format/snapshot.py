@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from paimon_core.exceptions import CorruptMetadata, SnapshotNotFound
+from paimon_core.exceptions import CorruptMetadata, InvalidArgument, SnapshotNotFound
 from paimon_core.format.paths import (
     CHANGELOG_DIR,
     CHANGELOG_PREFIX,
@@ -657,6 +657,39 @@ class SnapshotManager:
 
     def write_earliest_hint(self, snapshot_id: int) -> None:
         self.file_io.overwrite_atomic(self.earliest_hint_path, str(snapshot_id).encode())
+
+    def repair_earliest_snapshot(self, snapshot_id: int) -> int:
+        """Point ``EARLIEST`` at ``snapshot_id``, the first of the unbroken run of snapshots
+        that ends at the latest one; returns the previous earliest id (Paimon 2.0's
+        ``SnapshotManager.repairEarliestSnapshot``, for a table left with a gap in its ids).
+
+        Raises:
+            InvalidArgument: an empty table, an id outside [earliest, latest], a missing
+                snapshot between it and the latest, or a snapshot right before it (no gap).
+        """
+        previous = self.earliest_snapshot_id()
+        latest = self.latest_snapshot_id()
+        if previous is None or latest is None:
+            raise InvalidArgument("Cannot repair earliest snapshot for an empty table.")
+        if snapshot_id < previous:
+            raise InvalidArgument(
+                f"Snapshot {snapshot_id} must not be earlier than current earliest snapshot "
+                f"{previous}."
+            )
+        if snapshot_id > latest:
+            raise InvalidArgument(
+                f"Snapshot {snapshot_id} must not be later than latest snapshot {latest}."
+            )
+        present = set(self.snapshot_ids_between(snapshot_id - 1, latest))
+        for expected in range(snapshot_id, latest + 1):
+            if expected not in present:
+                raise InvalidArgument(f"Snapshot {expected} does not exist.")
+        if snapshot_id != previous and self.snapshot_exists(snapshot_id - 1):
+            raise InvalidArgument(
+                f"Snapshot {snapshot_id} does not immediately follow a snapshot gap."
+            )
+        self.write_earliest_hint(snapshot_id)
+        return previous
 
     def delete_snapshot(self, snapshot_id: int) -> bool:
         """Delete ``snapshot-N`` only (not its files); False when it was already gone."""

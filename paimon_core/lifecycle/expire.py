@@ -24,7 +24,13 @@ each commit as Paimon's ``newExpireRunnable``. Deliberate differences, all keepi
 * expiry that is not decoupled and tag deletion never delete files an existing changelog
   reads (``file_deletion.changelog_usage``), and changelog files of tagged ids stay until the
   tag goes (as for snapshots);
-* ``consumer.changelog-only`` is not read: consumers always protect snapshots.
+
+Consumers (``format/consumer.py``) as Paimon 2.0: snapshot and changelog expiry never
+remove the smallest consumer ``nextSnapshot`` or anything after it; with
+``consumer.changelog-only`` (read by the commit-time expiry only, as Paimon's
+``CoreOptions.expireConfig``; the procedure ignores it) consumers protect changelogs only.
+Each commit first deletes consumers idle beyond ``consumer.expiration-time``
+(``expire_consumers``), then expires snapshots, as Paimon's ``TableCommitImpl.maintain``.
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CorruptMetadata, InvalidArgument
-from paimon_core.format.paths import CONSUMER_DIR, CONSUMER_PREFIX, POSTPONE_BUCKET, branch_path
-from paimon_core.format.snapshot import ChangelogManager, corrupt_file, load_json
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.consumer import ConsumerManager
+from paimon_core.format.paths import POSTPONE_BUCKET
+from paimon_core.format.snapshot import ChangelogManager
 from paimon_core.lifecycle.file_deletion import (
     DeletionPlan,
     TableFiles,
@@ -59,6 +66,7 @@ __all__ = [
     "changelog_decoupled",
     "expire_after_commit",
     "expire_changelogs",
+    "expire_consumers",
     "expire_snapshots",
     "min_consumer_snapshot",
 ]
@@ -82,30 +90,20 @@ def min_consumer_snapshot(table: FileStoreTable) -> int | None:
             snapshot, so expiry stops rather than ignore it (as Java's ``ConsumerManager``).
     """
     manager = table.snapshot_manager
-    directory = f"{branch_path(table.path.rstrip('/'), manager.branch)}/{CONSUMER_DIR}"
-    found: int | None = None
-    for name in table.file_io.list_names(directory):
-        if not name.startswith(CONSUMER_PREFIX):
-            continue
-        path = f"{directory}/{name}"
-        try:
-            data = table.file_io.read_bytes(path)
-        except FileNotFoundError:
-            continue
-        next_snapshot = _next_snapshot(path, data)
-        found = next_snapshot if found is None else min(found, next_snapshot)
-    return found
+    return ConsumerManager(table.file_io, table.path, manager.branch).min_next_snapshot()
 
 
-def _next_snapshot(path: str, data: bytes) -> int:
-    try:
-        consumer = load_json(data)
-        value = consumer.get("nextSnapshot") if isinstance(consumer, dict) else None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise CorruptMetadata("'nextSnapshot' must be an integer")
-    except CorruptMetadata as err:
-        raise corrupt_file("Consumer", path, err) from None
-    return value
+def expire_consumers(table: FileStoreTable, now_millis: int | None = None) -> list[str]:
+    """Delete consumers idle longer than ``consumer.expiration-time`` (by the file's
+    modification time); returns their ids. Paimon's commit maintenance runs it right before
+    snapshot expiry, so that a stopped reader stops holding snapshots back."""
+    retained = table.options.get_duration("consumer.expiration-time")
+    if retained is None:
+        return []
+    now = int(time.time() * 1000) if now_millis is None else now_millis
+    older_than = now - retained // timedelta(milliseconds=1)
+    manager = ConsumerManager(table.file_io, table.path, table.snapshot_manager.branch)
+    return manager.expire(older_than)
 
 
 def changelog_decoupled(
@@ -129,6 +127,7 @@ def expire_snapshots(
     max_deletes: int | None = None,
     dry_run: bool = False,
     decoupled: bool | None = None,
+    consumer_changelog_only: bool = False,
 ) -> ExpireResult:
     """Expire old snapshots and the files only they used.
 
@@ -142,6 +141,8 @@ def expire_snapshots(
         dry_run: only plan; nothing is deleted or written.
         decoupled: keep expired snapshots as long-lived changelogs; None decides by the
             table's ``changelog.*`` options (``changelog_decoupled``).
+        consumer_changelog_only: consumers do not hold snapshots back (they still hold
+            changelogs): ``consumer.changelog-only``.
 
     Returns:
         The number of expired snapshots and the applied (or planned) ``DeletionPlan``.
@@ -166,7 +167,14 @@ def expire_snapshots(
     if latest is None or earliest is None:
         return ExpireResult(0, DeletionPlan())
     first, max_exclusive = _expiry_range(
-        table, latest, earliest, retain_max, retain_min, max_deletes, keep_latest=True
+        table,
+        latest,
+        earliest,
+        retain_max,
+        retain_min,
+        max_deletes,
+        keep_latest=True,
+        consumers=not consumer_changelog_only,
     )
     end = max_exclusive
     for snapshot_id in range(first, max_exclusive):
@@ -186,6 +194,7 @@ def _expiry_range(
     max_deletes: int,
     *,
     keep_latest: bool = False,
+    consumers: bool = True,
 ) -> tuple[int, int]:
     """First id the time check starts at and the exclusive id bound the retention, the
     consumers and ``max_deletes`` allow expiring up to (Paimon's ``ExpireSnapshotsImpl``)."""
@@ -197,7 +206,7 @@ def _expiry_range(
     if keep_latest:
         retain_min = max(retain_min, 1)
     max_exclusive = latest - retain_min + 1
-    consumer = min_consumer_snapshot(table)
+    consumer = min_consumer_snapshot(table) if consumers else None
     if consumer is not None:
         max_exclusive = min(max_exclusive, consumer)
     return first, min(max_exclusive, earliest + max(max_deletes, 0))
@@ -361,10 +370,13 @@ def _nothing_expires(table: FileStoreTable, published: Snapshot) -> bool:
 
 
 def _expire_quietly(table: FileStoreTable, published: Snapshot) -> None:
-    """Paimon's ``newExpireRunnable``: snapshots, then, when decoupled, changelogs."""
+    """Paimon's commit maintenance: idle consumers, snapshots, then, when decoupled,
+    changelogs."""
     try:
+        expire_consumers(table)
         if not _nothing_expires(table, published):
-            expire_snapshots(table)
+            changelog_only = table.options.get_bool("consumer.changelog-only", False)
+            expire_snapshots(table, consumer_changelog_only=changelog_only)
         if table.options.changelog_lifecycle_decoupled:
             expire_changelogs(table)
     except Exception:  # the commit succeeded; expiry retries on the next one

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+STRICT_MODE_LAST_SAFE_SNAPSHOT = "commit.strict-mode.last-safe-snapshot"
 logger = logging.getLogger(__name__)
 
 PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
@@ -125,6 +126,7 @@ class FileStoreCommit:
         # commit usually starts from it, which saves reading two lists back from disk. Keyed
         # by the snapshot itself, not its id: a rollback elsewhere lets another commit take it.
         self._last: tuple[Snapshot, list[ManifestFileMeta]] | None = None
+        self._last_safe = table.options.get_int(STRICT_MODE_LAST_SAFE_SNAPSHOT)
 
     # ----------------------------------------------------------------------------- API
 
@@ -514,6 +516,63 @@ class FileStoreCommit:
             self._check_total_buckets(live, changes)
         return changes
 
+    def _check_strict_mode(
+        self, latest: Snapshot | None, changes: _Changes, kind: CommitKind
+    ) -> None:
+        """``commit.strict-mode.last-safe-snapshot``, Paimon 2.0's ``StrictModeChecker``:
+        between that snapshot and this commit, another user's COMPACT or OVERWRITE snapshot
+        touching a partition this commit changes, or (for an OVERWRITE) another user's
+        APPEND to one, fails the commit instead of overwriting what it did not see. -1
+        skips the first commit's check. Each attempt moves the safe snapshot on to the
+        latest one it checked."""
+        if self._last_safe is None:
+            return
+        new_id = latest.snapshot_id + 1 if latest else 1
+        if self._last_safe == -1:
+            self._last_safe = new_id - 1
+            return
+        changed = {e.partition for e in changes.entries}
+        changed.update(i.partition for i in (*changes.new_index, *changes.deleted_index))
+        manager = self.table.snapshot_manager
+        for snapshot_id in range(self._last_safe + 1, new_id):
+            other = manager.snapshot(snapshot_id)
+            if other.commit_user == self.commit_user or not changed:
+                continue
+            if other.commit_kind in (CommitKind.COMPACT, CommitKind.OVERWRITE):
+                if self._touches(other, changed, real_buckets=False):
+                    raise CommitConflict(
+                        f"When trying to commit snapshot {new_id}, commit user "
+                        f"{self.commit_user} has found a {other.commit_kind.value} snapshot "
+                        f"(id: {snapshot_id}) by another user {other.commit_user} which "
+                        "modified the same partition. Giving up committing as "
+                        f"{STRICT_MODE_LAST_SAFE_SNAPSHOT} is set."
+                    )
+            if other.commit_kind == CommitKind.APPEND and kind == CommitKind.OVERWRITE:
+                if self._touches(other, changed, real_buckets=True):
+                    raise CommitConflict(
+                        f"When trying to commit snapshot {new_id}, commit user "
+                        f"{self.commit_user} has found a APPEND snapshot (id: {snapshot_id}) "
+                        f"by another user {other.commit_user} which committed files to fixed "
+                        "bucket on the same partition. Giving up committing as "
+                        f"{STRICT_MODE_LAST_SAFE_SNAPSHOT} is set."
+                    )
+        self._last_safe = new_id - 1
+
+    def _touches(self, snapshot: Snapshot, partitions: set[bytes], real_buckets: bool) -> bool:
+        """Whether the delta of ``snapshot`` (or, for COMPACT/OVERWRITE, its index changes)
+        is in one of ``partitions``."""
+        read = self.table.manifest_file.read
+        for meta in self.table.manifest_list.read(snapshot.delta_manifest_list):
+            for entry in read(meta.file_name):
+                if entry.partition in partitions and (not real_buckets or entry.bucket >= 0):
+                    return True
+        if real_buckets or not snapshot.index_manifest:
+            return False
+        previous = self.table.snapshot_manager.try_snapshot(snapshot.snapshot_id - 1)
+        if previous is not None and previous.index_manifest == snapshot.index_manifest:
+            return False
+        return any(i.partition in partitions for i in self._index_entries(snapshot))
+
     def _check_total_buckets(
         self, live: LiveFiles, changes: Mapping[tuple, ManifestEntry | None]
     ) -> None:
@@ -565,6 +624,7 @@ class FileStoreCommit:
                 cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
                 net = self._check_conflicts(live, changes.entries)
                 self._check_index_conflicts(latest, changes)
+                self._check_strict_mode(latest, changes, kind)
                 published = self._try_commit_once(
                     latest, changes, kind, commit_identifier, watermark, properties
                 )

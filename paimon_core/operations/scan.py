@@ -463,6 +463,8 @@ class TableScan:
         snapshot: Snapshot | None = None,
         partition_filter: Mapping[str, Any] | None = None,
         predicate: Sequence[Predicate] | None = None,
+        *,
+        all_levels: bool = False,
     ) -> list[Split]:
         """Splits of ``snapshot`` (default: the time-travel options, else the latest).
 
@@ -471,6 +473,9 @@ class TableScan:
             partition_filter: partition column -> value, exact.
             predicate: conjunctive ``(column, op, literal)``; prunes files whose stats cannot
                 match (rows are not filtered).
+            all_levels: level-0 files of first-row and deletion-vector tables too (Java's
+                ``SnapshotReader``, which rewrites read: their rows merge in), not only what
+                a batch query reads.
 
         Returns:
             One split per (partition, bucket) with live files; [] for an empty table.
@@ -489,8 +494,10 @@ class TableScan:
             # deletion vectors are compacted (with lookup) after every commit, and their
             # level-0 files, not yet deduplicated, stay unread.
             options = self.table.options
-            skip_level0 = self.table.is_primary_key_table and (
-                options.merge_engine == "first-row" or options.deletion_vectors_enabled
+            skip_level0 = (
+                not all_levels
+                and self.table.is_primary_key_table
+                and (options.merge_engine == "first-row" or options.deletion_vectors_enabled)
             )
             entries = self.read_entries(
                 snapshot,

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows", "ToSpark"]
 
-SPARK_PROCEDURES = frozenset({"compact", "compact_database"})
+SPARK_PROCEDURES = frozenset({"compact", "compact_database", "rescale"})
 """Procedures that rewrite data: handed to Spark (`ToSpark`), whose executors do the work."""
 QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "branches"})
 TIME_ZONE_CONF = "spark.sql.session.timeZone"

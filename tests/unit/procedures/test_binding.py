@@ -59,6 +59,17 @@ def test_registry_has_the_procedures_in_scope() -> None:
         "compact",
         "compact_manifest",
         "compact_database",
+        "reset_consumer",
+        "clear_consumers",
+        "repair_earliest_snapshot",
+        "trigger_tag_automatic_creation",
+        "expire_partitions",
+        "mark_partition_done",
+        "purge_files",
+        "remove_unexisting_files",
+        "rescale",
+        "rewrite_file_index",
+        "copy",
     } <= set(PROCEDURES)
     for proc in PROCEDURES.values():
         required = [p.required for p in proc.parameters]
@@ -83,6 +94,21 @@ def test_registry_has_the_procedures_in_scope() -> None:
         ("remove_orphan_files", "table, older_than, dry_run, parallelism, mode"),
         ("compact_manifest", "table, options, dry_run"),
         ("compact_database", "including_databases, including_tables, excluding_tables, options"),
+        ("reset_consumer", "table, consumerId, nextSnapshotId"),
+        ("clear_consumers", "table, includingConsumers, excludingConsumers"),
+        ("repair_earliest_snapshot", "table, snapshot_id"),
+        ("trigger_tag_automatic_creation", "table"),
+        (
+            "expire_partitions",
+            "table, expiration_time, timestamp_formatter, timestamp_pattern, expire_strategy, "
+            "max_expires, options",
+        ),
+        ("mark_partition_done", "table, partitions"),
+        ("purge_files", "table"),
+        ("remove_unexisting_files", "table, dry_run, parallelism"),
+        ("rescale", "table, bucket_num, partitions, where"),
+        ("rewrite_file_index", "table, where"),
+        ("copy", "source_table, target_table, where"),
     ],
 )
 def test_parameters_in_paimon_code_order(name: str, parameters: str) -> None:

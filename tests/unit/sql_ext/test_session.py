@@ -7,6 +7,7 @@ import os
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pypaimon import CatalogFactory
 from pyspark.errors import PySparkException
@@ -571,3 +572,31 @@ def test_refresh_table_checks_that_the_paimon_table_exists(
     assert rows(session, "SELECT count(*) FROM t") == [(before[0][0] + 1,)]
     with pytest.raises(TableNotExist, match="missing"):
         session.sql("REFRESH TABLE paimon.db.missing")
+
+
+def test_rescale_rewrites_partitions_on_spark_tasks(
+    session: PaimonSession, core_table: FileSystemCatalog
+) -> None:
+    """Each partition is a Spark task (the rewrite is pickled to the executors); the driver
+    commits one OVERWRITE. An append table without a bucket key cannot get fixed buckets:
+    refused before any task runs."""
+    with pytest.raises(PaimonError, match="You should define a 'bucket-key'"):
+        session.sql("CALL sys.rescale(table => 'db.t', bucket_num => 2)")
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), False),
+            ("name", pa.string()),
+            pa.field("dt", pa.string(), False),
+        ]
+    )
+    table = core_table.create_table(
+        "db.k", schema, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "1"}
+    )
+    for day in ("a", "b"):
+        table.write_arrow(pa.table({"id": [1, 2, 3], "name": ["x"] * 3, "dt": [day] * 3}, schema))
+    before = rows(session, "SELECT id, name, dt FROM db.k ORDER BY dt, id")
+    assert rows(session, "CALL sys.rescale(table => 'db.k', bucket_num => 2)") == [(True,)]
+    entries = table.new_scan().read_entries(table.latest_snapshot())
+    assert {e.total_buckets for e in entries} == {2} and len(entries) > 2
+    assert table.latest_snapshot().commit_kind.value == "OVERWRITE"
+    assert rows(session, "SELECT id, name, dt FROM db.k ORDER BY dt, id") == before

@@ -326,6 +326,7 @@ CALL sys.rollback(table => 'db.t', snapshot => 1, dry_run => true);
 CALL sys.rollback(table => 'db.t', snapshot => 1);
 CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1);
 CALL sys.remove_orphan_files(table => 'db.t', older_than => '2000-01-01 00:00:00');
+CALL sys.rescale(table => 'db.t');
 """
 
 
@@ -401,6 +402,7 @@ def test_installed_command_runs_a_call(launched: dict[str, Launched]) -> None:
         {"previous_snapshot_id": 2, "current_snapshot_id": 1},
         {"deleted_snapshots_count": 0},
         {"deletedFileCount": 0, "deletedFileTotalLenInBytes": 0},
+        {"result": True},
     ]
     tags = Path(launched["call"].warehouse, "db.db", "t", "tag")
     assert sorted(p.name for p in tags.iterdir()) == ["tag-nightly"]
@@ -464,3 +466,57 @@ def test_metadata_statements_never_import_pyspark(warehouse: str) -> None:
     needs_spark = shell("-e", "SELECT * FROM db.t")
     assert needs_spark.returncode == EXIT_FAILED
     assert "pyspark must not be imported" in needs_spark.stderr
+
+
+PARTITION_AND_FILE_PROCEDURES = """
+CALL sys.reset_consumer(table => 'db.t', consumerId => 'reader', nextSnapshotId => 2);
+CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1);
+CALL sys.clear_consumers(table => 'db.t', includingConsumers => 'read.*');
+CALL sys.repair_earliest_snapshot(table => 'db.t', snapshot_id => 2);
+CALL sys.mark_partition_done(table => 'db.t', partitions => 'dt=2024-01-01');
+CALL sys.trigger_tag_automatic_creation(table => 'db.t');
+CALL sys.rewrite_file_index(table => 'db.t');
+CALL sys.remove_unexisting_files(table => 'db.t', dry_run => true);
+CALL sys.copy(source_table => 'db.t', target_table => 'db.t_copy');
+CALL sys.expire_partitions(table => 'db.t', expiration_time => '1 d',
+    timestamp_formatter => 'yyyy-MM-dd', max_expires => 1);
+CALL sys.purge_files(table => 'db.t');
+SELECT snapshot_id, commit_kind FROM db.t$snapshots;
+SELECT count(*) AS n FROM db.t_copy$snapshots
+"""
+
+
+def test_partition_consumer_and_file_procedures_through_paimon_sql(warehouse: str) -> None:
+    """paimon-sql -e in a subprocess, answered without a JVM, rows as in Paimon's docs."""
+    table = new_table(new_catalog(warehouse), commits=3)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_CONF_DIR": str(ROOT / "spark-conf")}
+
+    def shell(*argv: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", NO_SPARK, "--warehouse", warehouse, *argv]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+
+    done = shell("--output", "json", "-e", PARTITION_AND_FILE_PROCEDURES)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json_lines(done.stdout) == [
+        {"result": True},
+        {"deleted_snapshots_count": 1},
+        {"result": True},
+        {"previous_earliest_snapshot_id": 2, "current_earliest_snapshot_id": 2},
+        {"result": True},
+        {"result": True},
+        {"written_partitions": 0, "written_indexes": 0},
+        {"result": True},
+        {"expired_partitions": "dt=2024-01-01"},
+        {"result": "Success"},
+        {"snapshot_id": 5, "commit_kind": "OVERWRITE"},
+        {"n": 1},
+    ]
+    # Marked done before the purge: a success file is neither data nor an orphan, it stays.
+    assert os.path.exists(os.path.join(table.path, "dt=2024-01-01", "_SUCCESS"))
+    assert done.stderr == "modules: []\n"
+    failed = shell("-e", "CALL sys.expire_partitions(table => 'db.t')")
+    assert failed.returncode == EXIT_FAILED
+    assert failed.stderr == (
+        "Error: CALL sys.expire_partitions: Both the partition expiration time and partition "
+        "field can not be null.\nmodules: []\n"
+    )

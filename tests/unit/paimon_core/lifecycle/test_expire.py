@@ -16,6 +16,12 @@ import pytest
 import paimon_core.operations.commit as commit_module
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, SnapshotNotFound
+from paimon_core.format.consumer import (
+    Consumer,
+    ConsumerManager,
+    consumer_from_json,
+    consumer_to_json,
+)
 from paimon_core.format.tag import Tag
 from paimon_core.io.fileio import LocalFileIO
 from paimon_core.lifecycle.expire import expire_snapshots, min_consumer_snapshot
@@ -267,6 +273,54 @@ def test_consumers_protect_the_snapshots_they_read(warehouse: str) -> None:
     assert min_consumer_snapshot(table) == 3
     assert expire_snapshots(table, retain_max=1, retain_min=1).expired == 2
     assert _ids(table) == [3, 4, 5, 6]
+
+
+def _consumer(table: FileStoreTable, consumer_id: str, next_snapshot: int) -> str:
+    manager = ConsumerManager(table.file_io, table.path)
+    manager.reset_consumer(consumer_id, Consumer(next_snapshot))
+    return manager.consumer_path(consumer_id)
+
+
+def test_commit_time_expiry_keeps_what_consumers_read(warehouse: str) -> None:
+    options = {"snapshot.num-retained.max": "2", "snapshot.num-retained.min": "1"}
+    table = _table(warehouse, "held", options=options)
+    _appends(table, 2)
+    _consumer(table, "job", 2)
+    _appends(table, 3)
+    assert _ids(table) == [2, 3, 4, 5]  # the consumer reads 2 next: nothing before it goes
+    only_changelogs = _table(
+        warehouse, "free", options={**options, "consumer.changelog-only": "true"}
+    )
+    _appends(only_changelogs, 2)
+    _consumer(only_changelogs, "job", 2)
+    _appends(only_changelogs, 3)
+    assert _ids(only_changelogs) == [4, 5]
+    # The procedure's expiry ignores consumer.changelog-only, as Paimon's ExpireConfig builder.
+    _appends(table, 0)
+    held = table.copy({"consumer.changelog-only": "true"})
+    assert expire_snapshots(held, retain_max=1, retain_min=1).expired == 0
+    assert _ids(table) == [2, 3, 4, 5]
+
+
+def test_commit_expires_idle_consumers_before_snapshots(warehouse: str) -> None:
+    options = {
+        "snapshot.num-retained.max": "2",
+        "snapshot.num-retained.min": "1",
+        "consumer.expiration-time": "1 h",
+    }
+    table = _table(warehouse, options=options)
+    _appends(table, 2)
+    idle = _consumer(table, "idle", 1)
+    active = _consumer(table, "active", 3)
+    two_hours_ago = time.time() - 7200
+    os.utime(idle, (two_hours_ago, two_hours_ago))
+    _appends(table, 3)
+    assert not os.path.exists(idle) and os.path.exists(active)
+    assert ConsumerManager(table.file_io, table.path).consumers() == {"active": 3}
+    assert _ids(table) == [3, 4, 5]
+    assert consumer_to_json(Consumer(3)) == '{\n  "nextSnapshot" : 3\n}'
+    with open(active) as f:
+        assert consumer_from_json(f.read()) == Consumer(3)
 
 
 def test_commit_time_expiry_follows_the_options(warehouse: str) -> None:

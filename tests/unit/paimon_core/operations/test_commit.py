@@ -515,3 +515,44 @@ def test_truncate_partitions_is_one_overwrite_of_every_matching_partition(
         table.new_commit().truncate_partitions([])
     with pytest.raises(InvalidArgument, match="non-partition"):
         table.new_commit().truncate_partitions([{"k": 1}])
+
+
+def _overwrite(table: FileStoreTable, ks: list[int], dt: str) -> None:
+    write = table.new_write(overwrite=True)
+    write.write_arrow(_batch(ks, dt))
+    table.new_commit().overwrite(write.prepare_commit(), dynamic=True)
+
+
+def test_strict_mode_refuses_other_users_changes_to_the_same_partitions(warehouse: str) -> None:
+    """``commit.strict-mode.last-safe-snapshot``: Paimon's StrictModeChecker."""
+    table = _table(warehouse, partition_keys=["dt"])
+    table.write_arrow(_batch([1], "a"))
+    table.write_arrow(_batch([2], "b"))
+    strict = table.copy({"commit.strict-mode.last-safe-snapshot": "2"}, time_travel=False)
+    commit = strict.new_commit()
+    _overwrite(table, [3], "b")  # another user's OVERWRITE of b
+    table.write_arrow(_batch([4], "a"))  # another user's APPEND to a
+    write = strict.new_write(overwrite=True)
+    write.write_arrow(_batch([5], "b"))
+    messages = write.prepare_commit()
+    with pytest.raises(CommitConflict, match=r"found a OVERWRITE snapshot \(id: 3\)"):
+        commit.overwrite(messages, dynamic=True)
+    commit.abort(messages)
+    # An APPEND to a only conflicts with an overwrite of a; appends pass it.
+    assert strict.new_commit().commit(_messages(strict, [6], "a")) == 5
+    with pytest.raises(CommitConflict, match=r"found a APPEND snapshot \(id: 4\)"):
+        strict.new_commit().overwrite(_messages(strict, [7], "a"), dynamic=True)
+    # A commit of another partition passes, and moves the safe snapshot on.
+    passing = strict.new_commit()
+    assert passing.commit(_messages(strict, [8], "c")) == 6
+    assert passing.overwrite(_messages(strict, [9], "a"), dynamic=True) == 7
+    assert _keys(table) == [3, 8, 9]
+    # -1: the first commit is not checked.
+    unchecked = table.copy({"commit.strict-mode.last-safe-snapshot": "-1"}, time_travel=False)
+    assert unchecked.new_commit().overwrite(_messages(table, [10], "c"), dynamic=True) == 8
+
+
+def _messages(table: FileStoreTable, ks: list[int], dt: str) -> list[CommitMessage]:
+    write = table.new_write()
+    write.write_arrow(_batch(ks, dt))
+    return write.prepare_commit()

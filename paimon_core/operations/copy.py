@@ -1,0 +1,177 @@
+"""Copying a table's files into another table: Paimon 2.0's Spark ``CopyFilesProcedure``
+(``ListDataFilesOperator``, ``ListIndexFilesOperator``, ``CopyDataFilesOperator``,
+``CopyFilesCommitOperator``).
+
+The live data files of the source's latest snapshot (in the partitions a predicate
+selects) are copied byte for byte under fresh names into the target's bucket directories
+(an external file: beside itself), their metadata kept but for the name and the target's
+schema id; the index files of those buckets (hash indexes, deletion vectors) are copied to
+the target's ``index/`` likewise. One OVERWRITE commit of the target publishes them
+(dynamic partition overwrite; the whole table when unpartitioned), as Paimon's
+``withOverwrite()`` batch commit.
+
+Where Paimon would publish broken metadata this keeps the data readable instead:
+
+* a copied file keeps the source file's suffix (Paimon names it by the target's
+  ``file.format``, whatever format the bytes are in);
+* deletion vectors are re-pointed at the copied files' new names (Paimon keeps the source
+  names, so the deleted rows of the copy come back);
+* ``.index`` extra files (file indexes) are not copied and not referenced (Paimon keeps
+  referencing the source's names, which the target does not have);
+* a file written under an older schema with other columns is refused (Paimon would label
+  it with the target's schema and read its renamed or retyped columns as missing).
+
+A failure deletes every file copied so far; the target is unchanged then.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.manifest import FileKind, IndexManifestEntry
+from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name
+from paimon_core.operations.dynamic_bucket import index_file_path
+from paimon_core.operations.file_index import INDEX_PATH_SUFFIX
+from paimon_core.operations.read import data_file_path
+from paimon_core.operations.scan import Predicate, TableScan
+
+if TYPE_CHECKING:
+    from paimon_core.format.manifest import DataFileMeta, ManifestEntry
+    from paimon_core.io.fileio import FileIO
+    from paimon_core.table import FileStoreTable
+
+__all__ = ["copy_files"]
+
+_SUFFIX = re.compile(r"-\d+(\.[^/]+)$")
+_CHUNK = 8 << 20
+
+
+def _copy_bytes(source_io: FileIO, source: str, target_io: FileIO, target: str) -> None:
+    if target_io.exists(target):
+        raise FileExistsError(f"{target} already exists")
+    with source_io.open_input(source) as src, target_io.open_output(target) as dst:
+        shutil.copyfileobj(src, dst, _CHUNK)
+
+
+def _new_data_name(target: FileStoreTable, old: str) -> str:
+    match = _SUFFIX.search(old)
+    suffix = match.group(1) if match else f".{target.options.file_format}"
+    return new_file_name(target.options.data_file_prefix) + suffix
+
+
+def _beside(external: str | None, name: str) -> str | None:
+    return None if external is None else f"{external.rsplit('/', 1)[0]}/{name}"
+
+
+def _check_schemas(source: FileStoreTable, entries: Sequence[ManifestEntry]) -> None:
+    latest = source.schema
+    for schema_id in sorted({e.file.schema_id for e in entries} - {latest.schema_id}):
+        if source.schema_manager.schema(schema_id).fields != latest.fields:
+            raise UnsupportedFeature(
+                f"Cannot copy files written under schema {schema_id} of {source.identifier}: "
+                f"its columns differ from the latest schema {latest.schema_id} the copy would "
+                "label them with; compact the table first"
+            )
+
+
+def copy_files(
+    source: FileStoreTable,
+    target: FileStoreTable,
+    predicate: Sequence[Predicate] | None = None,
+) -> int | None:
+    """Copy the source's live files (in the partitions ``predicate`` selects) into
+    ``target`` and commit them as one OVERWRITE; returns its snapshot id (None when the
+    source has no snapshot or no file was selected).
+
+    Raises:
+        InvalidArgument: the predicate names a non-partition column.
+        UnsupportedFeature: a file written under a schema with other columns.
+    """
+    keys = list(source.schema.partition_keys)
+    for column, _, _ in predicate or ():
+        if column not in keys:
+            raise InvalidArgument(
+                f"Only partition columns can select files: '{column}' is not one of {keys}"
+            )
+    snapshot = source.snapshot_manager.latest_snapshot()
+    if snapshot is None:
+        return None
+    scan = TableScan(source)
+    entries = scan.read_entries(snapshot, predicate=list(predicate or ()))
+    _check_schemas(source, entries)
+    wanted = {(e.partition, e.bucket) for e in entries}
+    indexes = []
+    if snapshot.index_manifest:
+        for i in source.index_manifest_file.read(snapshot.index_manifest):
+            if i.kind == FileKind.ADD and (i.partition, i.bucket) in wanted:
+                indexes.append(i)
+    copied: list[tuple[FileIO, str]] = []
+    try:
+        files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        totals: dict[tuple[bytes, int], int] = {}
+        renamed: dict[tuple[bytes, int, str], str] = {}
+        for e in entries:
+            values = scan.partition_values(e.partition)
+            old_path = e.file.external_path or data_file_path(
+                source, values, e.bucket, e.file.file_name
+            )
+            name = _new_data_name(target, e.file.file_name)
+            external = _beside(e.file.external_path, name)
+            new_path = external or data_file_path(target, values, e.bucket, name)
+            _copy_bytes(source.file_io, old_path, target.file_io, new_path)
+            copied.append((target.file_io, new_path))
+            meta = replace(
+                e.file,
+                file_name=name,
+                schema_id=target.schema.schema_id,
+                external_path=external,
+                extra_files=tuple(
+                    x for x in e.file.extra_files if not x.endswith(INDEX_PATH_SUFFIX)
+                ),
+            )
+            files.setdefault((e.partition, e.bucket), []).append(meta)
+            totals[e.partition, e.bucket] = e.total_buckets
+            renamed[e.partition, e.bucket, e.file.file_name] = name
+        new_indexes: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+        for i in indexes:
+            name = new_file_name(INDEX_PREFIX)
+            external = _beside(i.external_path, name)
+            new_path = external or f"{target.path.rstrip('/')}/{INDEX_DIR}/{name}"
+            _copy_bytes(source.file_io, index_file_path(source.path, i), target.file_io, new_path)
+            copied.append((target.file_io, new_path))
+            ranges = i.dv_ranges
+            if ranges is not None:
+                ranges = tuple(
+                    replace(
+                        r,
+                        data_file_name=renamed.get(
+                            (i.partition, i.bucket, r.data_file_name), r.data_file_name
+                        ),
+                    )
+                    for r in ranges
+                )
+            entry = replace(i, file_name=name, external_path=external, dv_ranges=ranges)
+            new_indexes.setdefault((i.partition, i.bucket), []).append(entry)
+        messages = [
+            CommitMessage(
+                partition,
+                bucket,
+                totals[partition, bucket],
+                new_files=tuple(metas),
+                new_index_files=tuple(new_indexes.get((partition, bucket), ())),
+            )
+            for (partition, bucket), metas in sorted(files.items())
+        ]
+        if not messages:
+            return None
+        return target.new_commit().overwrite(messages, dynamic=bool(target.schema.partition_keys))
+    except BaseException:
+        for io, path in copied:
+            io.delete(path)
+        raise

@@ -1,0 +1,278 @@
+"""CALL sys.purge_files, remove_unexisting_files, rewrite_file_index and copy (Paimon-Spark 2.0)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.consumer import Consumer, ConsumerManager
+from paimon_core.format.schema import AddColumn
+from paimon_core.format.snapshot import ChangelogManager, CommitKind
+from paimon_core.format.types import INT
+from procedures import ProcedureError
+from tests.unit.paimon_core.helpers import kvd_batch, kvd_table
+from tests.unit.paimon_core.operations.test_deletion_vectors import DV, delete_keys
+from tests.unit.procedures.helpers import (
+    SCHEMA,
+    call,
+    new_catalog,
+    new_table,
+    snapshot_ids,
+    tag_names,
+)
+
+
+def _files(root: str) -> list[str]:
+    return sorted(
+        os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
+    )
+
+
+def test_purge_files_deletes_all_data_and_history(warehouse: str, oracle: Any) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    call(catalog, "create_tag", "db.t", "keep", 1)
+    ConsumerManager(table.file_io, table.path).reset_consumer("reader", Consumer(1))
+    changelogs = ChangelogManager(table.file_io, table.path)
+    assert changelogs.commit(table.snapshot_manager.snapshot(1))
+    branch = os.path.join(table.path, "branch", "branch-b")
+    shutil.copytree(os.path.join(table.path, "schema"), os.path.join(branch, "schema"))
+
+    result = call(catalog, "purge_files", table="db.t")
+    assert [c.name for c in result.columns] == ["result"] and result.rows == [("Success",)]
+    assert snapshot_ids(table) == [4]
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest.commit_kind == CommitKind.OVERWRITE and latest.total_record_count == 0
+    assert tag_names(table) == [] and ConsumerManager(table.file_io, table.path).list_ids() == []
+    left = _files(table.path)
+    assert not [f for f in left if f.startswith(("branch", "changelog", "tag", "consumer"))]
+    assert not [f for f in left if "/bucket-" in f], left  # no data file survives
+    assert [f for f in left if f.startswith("schema/")] == ["schema/schema-0"]
+    assert table.to_arrow().num_rows == 0
+    assert oracle("read", warehouse, "db.t") == []
+    table.write_arrow(pa.table({"id": [1], "name": ["a"], "dt": ["x"]}, SCHEMA))
+    assert oracle("read", warehouse, "db.t") == [{"id": 1, "name": "a", "dt": "x"}]
+
+
+def test_purge_files_of_an_empty_table_and_bad_names(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=0)
+    assert call(catalog, "purge_files", "db.t").rows == [("Success",)]
+    assert table.to_arrow().num_rows == 0
+    with pytest.raises(ProcedureError, match="does not exist"):
+        call(catalog, "purge_files", "db.nope")
+    with pytest.raises(ProcedureError, match="Required parameters \\[table\\]"):
+        call(catalog, "purge_files")
+
+
+# ------------------------------------------------------------- remove_unexisting_files
+
+
+def _lose_partition(table: Any, day: str) -> list[str]:
+    directory = os.path.join(table.path, f"dt={day}", "bucket-0")
+    lost = sorted(os.path.join(directory, f) for f in os.listdir(directory))
+    shutil.rmtree(directory)
+    return lost
+
+
+def _by_id(row: dict[str, Any]) -> int:
+    return row["id"]
+
+
+@pytest.mark.parametrize("pk", [False, True])
+def test_remove_unexisting_files(warehouse: str, oracle: Any, pk: bool) -> None:
+    catalog = new_catalog(warehouse)
+    options = {"bucket": "1"} if pk else {}
+    table = new_table(catalog, commits=3, primary_keys=["id", "dt"] if pk else (), options=options)
+    lost = _lose_partition(table, "2024-01-02")
+    assert lost
+    before = _files(table.path)
+    dry = call(catalog, "remove_unexisting_files", table="db.t", dry_run=True)
+    assert [c.name for c in dry.columns] == ["fileName"] and not dry.columns[0].nullable
+    assert dry.rows == [(path,) for path in lost]
+    assert _files(table.path) == before  # a dry run changes nothing
+    result = call(catalog, "remove_unexisting_files", "db.t")
+    assert result.rows == dry.rows
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest.snapshot_id == 4 and latest.commit_kind == CommitKind.OVERWRITE
+    expected = [{"id": i, "name": n, "dt": "2024-01-01"} for i, n in ((0, "n0"), (2, "n2"))]
+    expected += [{"id": 100, "name": None, "dt": "2024-01-01"}]
+    expected += [{"id": 102, "name": None, "dt": "2024-01-01"}]
+    assert sorted(table.to_arrow().to_pylist(), key=_by_id) == expected
+    assert sorted(oracle("read", warehouse, "db.t"), key=_by_id) == expected
+    assert call(catalog, "remove_unexisting_files", "db.t").rows == []
+    assert snapshot_ids(table)[-1] == 4
+
+
+def test_remove_unexisting_files_refuses(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=1)
+    _lose_partition(table, "2024-01-01")
+    before = _files(table.path)
+    for args, needle in [
+        ({"table": ""}, "Cannot handle an empty tableId"),
+        ({"table": "db.t", "parallelism": 0}, "Positive number of partitions"),
+        ({"table": "db.*"}, "does not exist"),
+        ({"table": "db.t", "dry_run": "yes"}, "Cannot cast STRING to BOOLEAN"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "remove_unexisting_files", **args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(table.path) == before
+
+
+# ------------------------------------------------------------------ rewrite_file_index
+
+
+def _with_index_extra(table: Any, day: str) -> str:
+    """Give the files of partition ``day`` an index extra file, as Java writes beside them
+    when the table declared file index columns that it no longer does."""
+    files = [
+        e.file
+        for e in table.new_scan().read_entries(table.latest_snapshot())
+        if table.new_scan().partition_values(e.partition)[0] == day
+    ]
+    index = files[0].file_name + ".index"
+    with open(os.path.join(table.path, f"dt={day}", "bucket-0", index), "wb") as f:
+        f.write(b"PAIMON-INDEX")
+    messages = [
+        CommitMessage(
+            _partition(table, day),
+            0,
+            -1,
+            compact_before=(files[0],),
+            compact_after=(dataclasses.replace(files[0], extra_files=(index,)),),
+        )
+    ]
+    table.new_commit().commit(messages)
+    return index
+
+
+def _partition(table: Any, day: str) -> bytes:
+    for e in table.new_scan().read_entries(table.latest_snapshot()):
+        if table.new_scan().partition_values(e.partition)[0] == day:
+            return e.partition
+    raise AssertionError(day)
+
+
+def test_rewrite_file_index_without_index_columns(warehouse: str, oracle: Any) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)
+    result = call(catalog, "rewrite_file_index", table="db.t")
+    assert [c.name for c in result.columns] == ["written_partitions", "written_indexes"]
+    assert result.rows == [(0, 0)] and snapshot_ids(table) == [1, 2, 3]
+    index = _with_index_extra(table, "2024-01-01")
+    assert call(catalog, "rewrite_file_index", "db.t", "dt = '2024-01-02'").rows == [(0, 0)]
+    assert call(catalog, "rewrite_file_index", "db.t", "dt = '2024-01-01'").rows == [(1, 1)]
+    latest = table.latest_snapshot()
+    assert latest.snapshot_id == 5 and latest.commit_kind == CommitKind.COMPACT
+    extras = [e.file.extra_files for e in table.new_scan().read_entries(latest)]
+    assert all(index not in x for x in extras)
+    assert sorted(r["id"] for r in oracle("read", warehouse, "db.t")) == [0, 1, 2, 100, 101, 102]
+    assert call(catalog, "rewrite_file_index", "db.t").rows == [(0, 0)]
+
+
+def test_rewrite_file_index_refuses_index_columns_and_bad_where(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=1, options={"file-index.bloom-filter.columns": "name"})
+    before = _files(table.path)
+    for args, needle in [
+        ({}, "Building file indexes is not supported"),
+        ({"where": "name = 'x'"}, "'name' is not one of ['dt']"),
+        ({"where": "dt ~ 1"}, "Unsupported where"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "rewrite_file_index", table="db.t", **args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(table.path) == before
+
+
+# ------------------------------------------------------------------------------- copy
+
+
+def _dv_table(warehouse: str) -> Any:
+    """``db.t`` (k, v, dt): an append table with deletion vectors, key 1 deleted by one."""
+    table = kvd_table(warehouse, options=DV)
+    table.write_arrow(kvd_batch([1, 2], "a"))
+    table.write_arrow(kvd_batch([3], "b"))
+    delete_keys(table, {1})
+    return table
+
+
+def _kvd_rows(rows: list[dict[str, Any]]) -> list[tuple]:
+    return sorted((r["k"], r["v"], r["dt"]) for r in rows)
+
+
+def test_copy_into_a_new_table(warehouse: str, oracle: Any) -> None:
+    source = _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    assert source.latest_snapshot().index_manifest  # deletion vectors are in play
+    expected = [(2, "v2", "a"), (3, "v3", "b")]
+    assert _kvd_rows(source.to_arrow().to_pylist()) == expected
+    before = _files(source.path)
+    result = call(catalog, "copy", source_table="db.t", target_table="db2.c")
+    assert [c.name for c in result.columns] == ["result"] and result.rows == [(True,)]
+    assert _files(source.path) == before  # the source is only read
+    target = catalog.get_table("db2.c")
+    assert target.schema.fields == source.schema.fields
+    assert target.schema.partition_keys == source.schema.partition_keys
+    assert target.options.to_dict() == source.options.to_dict()
+    assert target.latest_snapshot().commit_kind == CommitKind.OVERWRITE
+    names = {e.file.file_name for e in target.new_scan().read_entries(target.latest_snapshot())}
+    source_names = {
+        e.file.file_name for e in source.new_scan().read_entries(source.latest_snapshot())
+    }
+    assert names and not names & source_names
+    assert _kvd_rows(target.to_arrow().to_pylist()) == expected  # the deletion vector applies
+    assert _kvd_rows(oracle("read", warehouse, "db2.c")) == expected
+
+
+def test_copy_where_into_an_existing_table(warehouse: str) -> None:
+    source = _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    call(catalog, "copy", "db.t", "db.c", "dt = 'b'")
+    target = catalog.get_table("db.c")
+    assert _kvd_rows(target.to_arrow().to_pylist()) == [(3, "v3", "b")]
+    source.write_arrow(kvd_batch([4], "b"))
+    call(catalog, "copy", "db.t", "db.c")  # partitions a and b replaced by the copy
+    assert _kvd_rows(target.to_arrow().to_pylist()) == [
+        (2, "v2", "a"),
+        (3, "v3", "b"),
+        (4, "v4", "b"),
+    ]
+
+
+def test_copy_of_an_empty_table_creates_the_target(warehouse: str) -> None:
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=0)
+    assert call(catalog, "copy", "db.t", "db.e").rows == [(True,)]
+    assert catalog.get_table("db.e").latest_snapshot() is None
+
+
+def test_copy_refusals_change_nothing(warehouse: str) -> None:
+    _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    new_table(catalog, "db.s", commits=1)  # another layout
+    evolved = new_table(catalog, "db.evolved", commits=1)
+    evolved.schema_manager.commit_changes(AddColumn("extra", INT()))
+    before = _files(warehouse)
+    for args, needle in [
+        (("db.s", "db.t"), "source table fields is not compatible with existed paimon table"),
+        (("db.t", "db3.x", "v = 'x'"), "'v' is not one of ['dt']"),
+        (("db.t", "db3.x", "dt ~ 'x'"), "Unsupported where"),
+        (("db.nope", "db3.x"), "does not exist"),
+        (("db.evolved", "db3.x"), "Cannot copy files written under schema 0"),
+        (("db.t", "other.db3.x"), "Cannot run procedure in catalog 'paimon'"),
+    ]:
+        with pytest.raises(ProcedureError) as err:
+            call(catalog, "copy", *args)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _files(warehouse) == before
+    assert not os.path.exists(os.path.join(warehouse, "db3.db"))
