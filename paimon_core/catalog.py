@@ -26,6 +26,7 @@ from paimon_core.table import FileStoreTable
 DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"
 SYSTEM_TABLE_SPLITTER = "$"
+BRANCH_TABLE_PREFIX = "branch_"
 
 
 def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) -> tuple[str, str]:
@@ -153,17 +154,28 @@ class FileSystemCatalog:
             raise TableAlreadyExist(f"Table {database}.{table} already exists")
         return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
 
-    def get_table(self, identifier: str) -> FileStoreTable:
+    def get_table(self, identifier: str, branch: str | None = None) -> FileStoreTable:
+        """The table ``db.t``, or its branch: ``branch`` given or ``db.t$branch_<name>``
+        (Paimon's ``Identifier``, whose ``branch_`` prefix is case-sensitive).
+
+        Raises:
+            TableNotExist: no such table, or no such branch of it.
+            InvalidArgument: a system table (``t$snapshots``), served by the SQL layer.
+        """
         database, table = split_identifier(identifier)
         if SYSTEM_TABLE_SPLITTER in table:
-            raise InvalidArgument(
-                f"'{identifier}' is a system table; system tables are served by the SQL layer"
-            )
-        path = self.table_path(identifier)
-        schema = SchemaManager(self.file_io, path).latest()
-        if schema is None:
-            raise TableNotExist(f"Table {database}.{table} does not exist")
-        return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
+            table, suffix = table.split(SYSTEM_TABLE_SPLITTER, 1)
+            if not suffix.startswith(BRANCH_TABLE_PREFIX) or SYSTEM_TABLE_SPLITTER in suffix:
+                raise InvalidArgument(
+                    f"'{identifier}' is a system table; system tables are served by the SQL layer"
+                )
+            if branch is not None:
+                raise InvalidArgument(f"'{identifier}' already names a branch")
+            branch = suffix[len(BRANCH_TABLE_PREFIX) :]
+            if not branch:
+                raise InvalidArgument(f"Invalid table identifier '{identifier}': empty branch")
+        path = self.table_path(f"{database}.{table}")
+        return FileStoreTable.load(path, f"{database}.{table}", self.file_io, branch)
 
     def rename_table(self, from_identifier: str, to_identifier: str) -> None:
         """Move the table directory, as Java's ``AbstractCatalog.renameTable`` with the file

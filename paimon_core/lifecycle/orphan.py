@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.branch import list_branches
 from paimon_core.format.paths import (
     BRANCH_DIR,
     BRANCH_PREFIX,
@@ -38,7 +39,7 @@ from paimon_core.format.paths import (
 )
 from paimon_core.format.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from paimon_core.format.tag import TagManager
-from paimon_core.io.fileio import FileIO, FileStatus, LocalFileIO
+from paimon_core.io.fileio import FileStatus, LocalFileIO
 from paimon_core.lifecycle.file_deletion import ManifestRef, TableFiles, delete_quietly
 
 if TYPE_CHECKING:
@@ -174,14 +175,6 @@ class _UsedNames:
                 self.add_snapshot(changelog, changelogs.snapshot_path(changelog_id), True)
 
 
-def _branches(file_io: FileIO, root: str) -> list[str]:
-    return [
-        name[len(BRANCH_PREFIX) :]
-        for name in file_io.list_names(f"{root}/{BRANCH_DIR}")
-        if name.startswith(BRANCH_PREFIX) and len(name) > len(BRANCH_PREFIX)
-    ]
-
-
 def _candidates(
     statuses: Iterable[FileStatus], root: str, partition_depth: int, threshold: int
 ) -> tuple[list[FileStatus], list[FileStatus]]:
@@ -239,7 +232,7 @@ def remove_orphan_files(
     if content:
         used = _UsedNames(table)
         used.add_branch(None)
-        for branch in _branches(io, root):
+        for branch in list_branches(io, root):
             used.add_branch(branch)
         content = [s for s in content if s.name not in used.names]
     orphans = sorted(metadata + content, key=lambda s: s.path)
