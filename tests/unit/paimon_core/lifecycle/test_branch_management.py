@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -22,13 +25,14 @@ from paimon_core.exceptions import (
 )
 from paimon_core.format.schema import AddColumn
 from paimon_core.format.types import parse_data_type
+from paimon_core.io.fileio import LocalFileIO
 from paimon_core.lifecycle import branch_management as bm
 from paimon_core.lifecycle import rollback as rb
 from paimon_core.lifecycle import tag_management as tm
 from paimon_core.lifecycle.expire import expire_snapshots
 from paimon_core.lifecycle.file_deletion import files_in_use
 from paimon_core.table import FileStoreTable
-from tests.unit.paimon_core.helpers import file_state
+from tests.unit.paimon_core.helpers import FailingIO, file_state
 from tests.unit.paimon_core.lifecycle.test_lifecycle_state_machine import find_orphans
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
@@ -351,3 +355,147 @@ def test_deleting_a_branch_frees_its_files_for_orphan_removal_only(warehouse: st
     gone = set(find_orphans(table, dry_run=False).paths)
     assert own <= gone
     _all_files_present(FileStoreTable.load(table.path))
+
+
+# ---------------------------------------------------------------------- crash injection
+
+
+class Crash(BaseException):
+    """The process dying: not an ``Exception``, so no handler of the code under test sees it."""
+
+
+def _copy(source: str, target: str) -> str:
+    shutil.copytree(source, target)
+    return f"{target}/db.db/t"
+
+
+def _steps(path: str, action: Callable[[FileStoreTable], object]) -> int:
+    scratch = f"{path}-count"
+    shutil.copytree(path, scratch)
+    io = FailingIO(None)
+    action(FileStoreTable.load(scratch, file_io=io))
+    shutil.rmtree(scratch)
+    return io.calls
+
+
+@pytest.mark.parametrize("error", [Crash, OSError])
+def test_a_crash_while_creating_a_branch_leaves_a_readable_branch(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    origin = str(tmp_path / "origin")
+    os.makedirs(origin)
+    table = _history(origin)
+    table.schema_manager.commit_changes(AddColumn("w", parse_data_type("INT")))
+    table = FileStoreTable.load(table.path)
+    table.write_arrow(pa.table({"k": [5], "v": ["x"], "w": [1]}))
+    tm.create_tag(table, "t5")
+    steps = _steps(table.path, lambda t: bm.create_branch(t, "b", "t5"))
+    assert steps == 4  # two schemas, the snapshot, the tag
+    for step in range(steps):
+        path = _copy(origin, str(tmp_path / f"run{step}"))
+        before = file_state(path)
+        io = FailingIO(step, error=error)
+        with pytest.raises(error):
+            bm.create_branch(FileStoreTable.load(path, file_io=io), "b", "t5")
+        after = file_state(path)
+        assert {p: b for p, b in after.items() if not p.startswith("branch/")} == before
+        main = FileStoreTable.load(path)
+        if step == 0:
+            assert bm.list_branches(main) == []
+        else:  # it exists from its newest schema on, and reads
+            branch = FileStoreTable.load(path, branch="b")
+            assert branch.schema.schema_id == 1
+            assert _keys(branch) == ([] if step < 3 else [3, 4, 5])
+            bm.delete_branch(main, "b")
+        bm.create_branch(main, "b", "t5")
+        assert _keys(FileStoreTable.load(path, branch="b")) == [3, 4, 5]
+
+
+def _ff_history(warehouse: str) -> FileStoreTable:
+    table = _history(warehouse)
+    bm.create_branch(table, "b", "t2")
+    branch = _branch(warehouse, "b")
+    branch.write_arrow(_batch(20))
+    tm.create_tag(branch, "bt")
+    branch.write_arrow(_batch(21))
+    return table
+
+
+OLD_MAIN = {1: [1], 2: [1, 2], 3: [3], 4: [3, 4]}
+BRANCH = {2: [1, 2], 3: [1, 2, 20], 4: [1, 2, 20, 21]}
+
+
+@pytest.mark.parametrize("error", [Crash, OSError])
+def test_a_crash_during_fast_forward_leaves_main_readable_and_a_rerun_finishes(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    origin = str(tmp_path / "origin")
+    os.makedirs(origin)
+    table = _ff_history(origin)
+    steps = _steps(table.path, lambda t: bm.fast_forward(t, "b"))
+    for step in range(steps):
+        path = _copy(origin, str(tmp_path / f"run{step}"))
+        io = FailingIO(step, error=error)
+        try:
+            bm.fast_forward(FileStoreTable.load(path, file_io=io), "b")
+        except error:
+            pass
+        else:  # a failed delete of a file nothing uses any more is only logged
+            assert error is OSError and io.steps[step].startswith("delete ")
+        main = FileStoreTable.load(path)
+        ids = main.snapshot_manager.list_snapshot_ids()
+        assert ids == list(range(1, len(ids) + 1))
+        for sid in ids:
+            assert _keys(main, **{"scan.snapshot-id": str(sid)}) in (OLD_MAIN[sid], BRANCH.get(sid))
+        for name, tag in main.tag_manager.list_tags().items():
+            assert _keys(main, **{"scan.tag-name": name}) in (
+                OLD_MAIN[tag.snapshot_id],
+                BRANCH.get(tag.snapshot_id),
+            )
+        _all_files_present(main)
+        _all_files_present(FileStoreTable.load(path, branch="b"))
+        bm.fast_forward(main, "b")
+        done = FileStoreTable.load(path)
+        assert done.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4]
+        assert {i: _keys(done, **{"scan.snapshot-id": str(i)}) for i in (2, 3, 4)} == BRANCH
+        assert sorted(done.tag_manager.tag_names()) == ["bt", "t2"]
+        _all_files_present(done)
+
+
+def test_a_tag_deleted_while_its_branch_is_made_withdraws_the_branch(warehouse: str) -> None:
+    table = _history(warehouse)
+    expire_snapshots(table, retain_max=1, retain_min=1, older_than_millis=2**62)
+
+    class DeletingIO(LocalFileIO):
+        """Deletes tag t2 (and its files) right after the branch's snapshot is written."""
+
+        def write_no_clobber(self, path: str, data: bytes) -> bool:
+            written = super().write_no_clobber(path, data)
+            if "/branch-b/snapshot/" in path:
+                tm.delete_tags(FileStoreTable.load(table.path), "t2")
+            return written
+
+    racing = FileStoreTable.load(table.path, file_io=DeletingIO())
+    with pytest.raises(SnapshotNotFound, match="deleted meanwhile"):
+        bm.create_branch(racing, "b", "t2")
+    assert not os.path.exists(f"{table.path}/branch/branch-b")
+    _all_files_present(FileStoreTable.load(table.path))
+
+
+def test_a_branch_created_while_main_deletes_a_tag_keeps_its_files(warehouse: str) -> None:
+    table = _history(warehouse)
+    expire_snapshots(table, retain_max=1, retain_min=1, older_than_millis=2**62)
+
+    class BranchingIO(LocalFileIO):
+        """Creates branch b from t2 right after the tag deletion removed nothing yet but
+        planned: when it deletes the tag file."""
+
+        def delete(self, path: str) -> bool:
+            if path.endswith("/tag/tag-t2") and not os.path.exists(f"{table.path}/branch"):
+                bm.create_branch(FileStoreTable.load(table.path), "b", "t2")
+            return super().delete(path)
+
+    tm.delete_tags(FileStoreTable.load(table.path, file_io=BranchingIO()), "t2")
+    branch = _branch(warehouse, "b")
+    assert _keys(branch) == [1, 2]
+    _all_files_present(branch)
