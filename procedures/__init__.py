@@ -4,11 +4,18 @@ Importing the package registers every procedure in ``procedures.base.PROCEDURES`
 """
 
 from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_procedure, register
+from procedures.branches import BRANCH_PROCEDURES
 from procedures.compact import COMPACT_PROCEDURES
 from procedures.maintenance import MAINTENANCE_PROCEDURES
 from procedures.rollback import ROLLBACK_PROCEDURES
 from procedures.tags import TAG_PROCEDURES
 
-register(*TAG_PROCEDURES, *ROLLBACK_PROCEDURES, *MAINTENANCE_PROCEDURES, *COMPACT_PROCEDURES)
+register(
+    *TAG_PROCEDURES,
+    *ROLLBACK_PROCEDURES,
+    *MAINTENANCE_PROCEDURES,
+    *COMPACT_PROCEDURES,
+    *BRANCH_PROCEDURES,
+)
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]

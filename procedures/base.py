@@ -408,7 +408,7 @@ def bind_arguments(
     positional = tuple(positional or ())
     if pairs and positional:
         raise ProcedureError(f"{label}: Cannot mix named and positional arguments.")
-    params = {p.name: p for p in proc.parameters}
+    params = {p.name.lower(): p for p in proc.parameters}
     given: dict[str, Any] = {}
     if pairs:
         errors: list[str] = []
@@ -428,17 +428,17 @@ def bind_arguments(
                 f"{label}: Too many arguments for procedure: {len(positional)} given, "
                 f"at most {len(proc.parameters)} ({proc.signature})."
             )
-        given = {p.name: v for p, v in zip(proc.parameters, positional)}
-    missing = [p.name for p in proc.parameters if p.required and p.name not in given]
+        given = {p.name.lower(): v for p, v in zip(proc.parameters, positional)}
+    missing = [p.name for p in proc.parameters if p.required and p.name.lower() not in given]
     if missing:
         raise ProcedureError(f"{label}: Required parameters [{','.join(missing)}] is missed.")
 
     bound: dict[str, Any] = {}
     for param in proc.parameters:
-        if param.name not in given:
+        if param.name.lower() not in given:
             bound[param.name] = param.default
             continue
-        value = given[param.name]
+        value = given[param.name.lower()]
         source = literal_type(value)
         if not _can_up_cast(source, param.type):
             raise ProcedureError(
