@@ -41,6 +41,28 @@ def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) 
     )
 
 
+def _branch_of(name: str) -> tuple[str, str | None]:
+    """``t$branch_b`` -> (``t``, ``b``); another ``$`` name (a system table) -> (``t``, None)."""
+    table, suffix = name.split(SYSTEM_TABLE_SPLITTER, 1)
+    if not suffix.startswith(BRANCH_TABLE_PREFIX) or SYSTEM_TABLE_SPLITTER in suffix:
+        return table, None
+    branch = suffix[len(BRANCH_TABLE_PREFIX) :]
+    if not branch:
+        raise InvalidArgument(f"Invalid table name '{name}': empty branch name")
+    return table, branch
+
+
+def _check_not_branch(identifier: str, method: str) -> None:
+    """Paimon's ``CatalogUtils.checkNotBranch``: tables are created, renamed and dropped on
+    the default branch only."""
+    _, table = split_identifier(identifier)
+    if SYSTEM_TABLE_SPLITTER in table and _branch_of(table)[1] is not None:
+        raise InvalidArgument(
+            f"Cannot '{method}' for branch table '{identifier}', please modify the table with "
+            "the default branch."
+        )
+
+
 def _check_name(kind: str, name: str) -> None:
     """A name about to become a directory must be safe and fit in a file name."""
     if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
@@ -117,7 +139,16 @@ class FileSystemCatalog:
         )
 
     def table_exists(self, identifier: str) -> bool:
-        return bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
+        """Whether ``db.t`` (or its branch ``db.t$branch_<name>``) exists; system tables
+        are not tables here."""
+        database, table = split_identifier(identifier)
+        branch = None
+        if SYSTEM_TABLE_SPLITTER in table:
+            table, branch = _branch_of(table)
+            if branch is None:
+                return False
+        path = self.table_path(f"{database}.{table}")
+        return bool(SchemaManager(self.file_io, path, branch).list_ids())
 
     def create_table(
         self,
@@ -131,6 +162,7 @@ class FileSystemCatalog:
         ignore_if_exists: bool = False,
     ) -> FileStoreTable:
         """Create a table from a ``TableSchema`` or a pyarrow schema with keys and options."""
+        _check_not_branch(identifier, "createTable")
         database, table = split_identifier(identifier)
         _check_name("table", table)
         if SYSTEM_TABLE_SPLITTER in table:
@@ -164,16 +196,14 @@ class FileSystemCatalog:
         """
         database, table = split_identifier(identifier)
         if SYSTEM_TABLE_SPLITTER in table:
-            table, suffix = table.split(SYSTEM_TABLE_SPLITTER, 1)
-            if not suffix.startswith(BRANCH_TABLE_PREFIX) or SYSTEM_TABLE_SPLITTER in suffix:
+            table, named = _branch_of(table)
+            if named is None:
                 raise InvalidArgument(
                     f"'{identifier}' is a system table; system tables are served by the SQL layer"
                 )
             if branch is not None:
                 raise InvalidArgument(f"'{identifier}' already names a branch")
-            branch = suffix[len(BRANCH_TABLE_PREFIX) :]
-            if not branch:
-                raise InvalidArgument(f"Invalid table identifier '{identifier}': empty branch")
+            branch = named
         path = self.table_path(f"{database}.{table}")
         return FileStoreTable.load(path, f"{database}.{table}", self.file_io, branch)
 
@@ -187,6 +217,8 @@ class FileSystemCatalog:
             DatabaseNotExist: the target database does not exist.
             InvalidArgument: a name is not a valid table name or names a system table.
         """
+        _check_not_branch(from_identifier, "renameTable")
+        _check_not_branch(to_identifier, "renameTable")
         source_db, source = split_identifier(from_identifier)
         target_db, target = split_identifier(to_identifier)
         for name in (source, target):
@@ -208,6 +240,7 @@ class FileSystemCatalog:
             ) from None
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        _check_not_branch(identifier, "dropTable")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return
