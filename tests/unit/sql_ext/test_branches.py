@@ -112,7 +112,7 @@ def test_branch_errors_are_one_line_and_change_nothing(session: PaimonSession) -
     assert rows(session, "SELECT * FROM T") == [(1, "a")]
 
 
-def test_fallback_branch_as_paimons_docs(session: PaimonSession) -> None:
+def test_fallback_branch_as_paimons_docs(session: PaimonSession, spark: SparkSession) -> None:
     """The docs' example: main has the batch job's days, branch `test` the streaming ones.
     (The docs make the branch a primary-key table with Flink; Paimon-Spark refuses to alter
     `primary-key`, so here the branch differs by its file format.)"""
@@ -135,6 +135,8 @@ def test_fallback_branch_as_paimons_docs(session: PaimonSession) -> None:
         ("20240726", "pear", 6),
     ]
     assert rows(session, "SELECT * FROM T ORDER BY dt, name") == expected
+    frame = spark.read.format("paimon").option("warehouse", session.warehouse).load("default.T")
+    assert sorted(tuple(r) for r in frame.collect()) == expected
     assert rows(session, "SELECT count(*) FROM T") == [(4,)]
     assert rows(session, "SELECT name FROM T WHERE dt = '20240726' ORDER BY name") == [
         ("cherry",),
