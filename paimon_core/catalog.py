@@ -26,6 +26,7 @@ from paimon_core.table import FileStoreTable
 DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"
 SYSTEM_TABLE_SPLITTER = "$"
+BRANCH_TABLE_PREFIX = "branch_"
 
 
 def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) -> tuple[str, str]:
@@ -38,6 +39,28 @@ def split_identifier(identifier: str, default_database: str = DEFAULT_DATABASE) 
     raise InvalidArgument(
         f"Invalid table identifier '{identifier}': expected 'db.table' or 'table'"
     )
+
+
+def _branch_of(name: str) -> tuple[str, str | None]:
+    """``t$branch_b`` -> (``t``, ``b``); another ``$`` name (a system table) -> (``t``, None)."""
+    table, suffix = name.split(SYSTEM_TABLE_SPLITTER, 1)
+    if not suffix.startswith(BRANCH_TABLE_PREFIX) or SYSTEM_TABLE_SPLITTER in suffix:
+        return table, None
+    branch = suffix[len(BRANCH_TABLE_PREFIX) :]
+    if not branch:
+        raise InvalidArgument(f"Invalid table name '{name}': empty branch name")
+    return table, branch
+
+
+def _check_not_branch(identifier: str, method: str) -> None:
+    """Paimon's ``CatalogUtils.checkNotBranch``: tables are created, renamed and dropped on
+    the default branch only."""
+    _, table = split_identifier(identifier)
+    if SYSTEM_TABLE_SPLITTER in table and _branch_of(table)[1] is not None:
+        raise InvalidArgument(
+            f"Cannot '{method}' for branch table '{identifier}', please modify the table with "
+            "the default branch."
+        )
 
 
 def _check_name(kind: str, name: str) -> None:
@@ -116,7 +139,16 @@ class FileSystemCatalog:
         )
 
     def table_exists(self, identifier: str) -> bool:
-        return bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
+        """Whether ``db.t`` (or its branch ``db.t$branch_<name>``) exists; system tables
+        are not tables here."""
+        database, table = split_identifier(identifier)
+        branch = None
+        if SYSTEM_TABLE_SPLITTER in table:
+            table, branch = _branch_of(table)
+            if branch is None:
+                return False
+        path = self.table_path(f"{database}.{table}")
+        return bool(SchemaManager(self.file_io, path, branch).list_ids())
 
     def create_table(
         self,
@@ -130,6 +162,7 @@ class FileSystemCatalog:
         ignore_if_exists: bool = False,
     ) -> FileStoreTable:
         """Create a table from a ``TableSchema`` or a pyarrow schema with keys and options."""
+        _check_not_branch(identifier, "createTable")
         database, table = split_identifier(identifier)
         _check_name("table", table)
         if SYSTEM_TABLE_SPLITTER in table:
@@ -153,17 +186,26 @@ class FileSystemCatalog:
             raise TableAlreadyExist(f"Table {database}.{table} already exists")
         return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
 
-    def get_table(self, identifier: str) -> FileStoreTable:
+    def get_table(self, identifier: str, branch: str | None = None) -> FileStoreTable:
+        """The table ``db.t``, or its branch: ``branch`` given or ``db.t$branch_<name>``
+        (Paimon's ``Identifier``, whose ``branch_`` prefix is case-sensitive).
+
+        Raises:
+            TableNotExist: no such table, or no such branch of it.
+            InvalidArgument: a system table (``t$snapshots``), served by the SQL layer.
+        """
         database, table = split_identifier(identifier)
         if SYSTEM_TABLE_SPLITTER in table:
-            raise InvalidArgument(
-                f"'{identifier}' is a system table; system tables are served by the SQL layer"
-            )
-        path = self.table_path(identifier)
-        schema = SchemaManager(self.file_io, path).latest()
-        if schema is None:
-            raise TableNotExist(f"Table {database}.{table} does not exist")
-        return FileStoreTable(self.file_io, path, schema, f"{database}.{table}")
+            table, named = _branch_of(table)
+            if named is None:
+                raise InvalidArgument(
+                    f"'{identifier}' is a system table; system tables are served by the SQL layer"
+                )
+            if branch is not None:
+                raise InvalidArgument(f"'{identifier}' already names a branch")
+            branch = named
+        path = self.table_path(f"{database}.{table}")
+        return FileStoreTable.load(path, f"{database}.{table}", self.file_io, branch)
 
     def rename_table(self, from_identifier: str, to_identifier: str) -> None:
         """Move the table directory, as Java's ``AbstractCatalog.renameTable`` with the file
@@ -175,6 +217,8 @@ class FileSystemCatalog:
             DatabaseNotExist: the target database does not exist.
             InvalidArgument: a name is not a valid table name or names a system table.
         """
+        _check_not_branch(from_identifier, "renameTable")
+        _check_not_branch(to_identifier, "renameTable")
         source_db, source = split_identifier(from_identifier)
         target_db, target = split_identifier(to_identifier)
         for name in (source, target):
@@ -196,6 +240,7 @@ class FileSystemCatalog:
             ) from None
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        _check_not_branch(identifier, "dropTable")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return

@@ -37,6 +37,14 @@ class InvalidTagName(PaimonError):
     """A tag name Paimon would reject or that is unsafe as a file name."""
 
 
+class BranchNotFound(PaimonError):
+    """A branch name that the table does not have."""
+
+
+class BranchAlreadyExists(PaimonError):
+    """Creating (or renaming to) a branch whose name is taken."""
+
+
 class CommitConflict(PaimonError):
     """Another writer changed the files this commit depends on; the commit was abandoned."""
 
@@ -52,6 +60,11 @@ class SchemaError(PaimonError):
 
 class InvalidArgument(PaimonError):
     """A bad argument value given by the user."""
+
+
+class InvalidBranchName(InvalidArgument):
+    """A branch name Paimon would reject (``main``, blank, all digits) or that is unsafe as
+    a directory name."""
 
 
 class MetadataFormatError(PaimonError):

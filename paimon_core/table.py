@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.format.options import CoreOptions
+from paimon_core.format.paths import DEFAULT_BRANCH, branch_path, is_main_branch, normalize_branch
 from paimon_core.format.schema import SchemaManager, TableSchema
 from paimon_core.format.snapshot import Snapshot, SnapshotManager
 from paimon_core.format.tag import TagManager
@@ -50,6 +51,11 @@ class FileStoreTable:
     ``dynamic_options`` override the schema's options for this handle only (time travel
     with ``scan.snapshot-id``/``scan.tag-name``, Spark's dynamic options), as in Paimon's
     ``table.copy(options)``.
+
+    Option ``branch`` (Paimon's ``CoreOptions.BRANCH``, default ``main``) makes the handle a
+    branch's: its schemas, snapshots, tags, changelogs and consumers live under
+    ``branch/branch-<name>/``, while data files, manifests, index and statistics files stay
+    in the table's directories, shared by all branches (``switch_to_branch``).
     """
 
     file_io: FileIO
@@ -59,15 +65,51 @@ class FileStoreTable:
     dynamic_options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str, identifier: str = "", file_io: FileIO | None = None) -> FileStoreTable:
-        """Open the table at ``path`` with its latest schema."""
+    def load(
+        cls,
+        path: str,
+        identifier: str = "",
+        file_io: FileIO | None = None,
+        branch: str | None = None,
+    ) -> FileStoreTable:
+        """Open the table at ``path`` (its ``branch``, default main) with its latest schema."""
         from paimon_core.exceptions import TableNotExist
 
         io = file_io or get_file_io(path)
-        schema = SchemaManager(io, path).latest()
+        schema = SchemaManager(io, path, branch).latest()
         if schema is None:
+            if not is_main_branch(branch) and SchemaManager(io, path).latest() is not None:
+                raise TableNotExist(f"Branch {branch} of table {identifier or path} does not exist")
             raise TableNotExist(f"Table {identifier or path} does not exist")
-        return cls(io, path, schema, identifier)
+        options = {} if is_main_branch(branch) else {"branch": str(branch)}
+        return cls(io, path, schema, identifier, options)
+
+    @property
+    def branch(self) -> str:
+        """The branch this handle reads and writes (``main`` unless option ``branch``)."""
+        return normalize_branch(self.options.get_str("branch"))
+
+    @property
+    def branch_root(self) -> str:
+        """The directory of this branch's schema, snapshot and tag directories."""
+        return branch_path(self.path, self.branch)
+
+    def switch_to_branch(self, branch: str | None) -> FileStoreTable:
+        """Paimon's ``switchToBranch``: the branch's own latest schema with option ``branch``
+        (this handle's dynamic options are not carried over, as in Paimon).
+
+        Raises:
+            TableNotExist: the branch does not exist.
+        """
+        if normalize_branch(branch) == self.branch:
+            return self
+        target = normalize_branch(branch)
+        return FileStoreTable.load(
+            self.path,
+            self.identifier,
+            self.file_io,
+            None if target == DEFAULT_BRANCH else target,
+        )
 
     def copy(self, dynamic_options: dict[str, str], time_travel: bool = True) -> FileStoreTable:
         """The same table with extra options on top (they win over the schema's).
@@ -77,7 +119,15 @@ class FileStoreTable:
         schema of the snapshot they travel to, so old files read as they were written; an
         unresolvable travel keeps the schema and the scan reports it. ``time_travel=False``
         (Paimon's ``copyWithoutTimeTravel``) keeps the schema: writes use the latest one.
+
+        A ``branch`` option naming another branch switches to it first (its schema), as
+        Paimon-Spark reads ``branch`` as the table's ``$branch_<name>``.
         """
+        branch = dynamic_options.get("branch")
+        if branch is not None and normalize_branch(branch) != self.branch:
+            merged = {**self.dynamic_options, **dynamic_options}
+            rest = {k: v for k, v in merged.items() if k != "branch"}
+            return self.switch_to_branch(branch).copy(rest, time_travel)
         copied = FileStoreTable(
             self.file_io,
             self.path,
@@ -125,15 +175,15 @@ class FileStoreTable:
 
     @cached_property
     def schema_manager(self) -> SchemaManager:
-        return SchemaManager(self.file_io, self.path)
+        return SchemaManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def snapshot_manager(self) -> SnapshotManager:
-        return SnapshotManager(self.file_io, self.path)
+        return SnapshotManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def tag_manager(self) -> TagManager:
-        return TagManager(self.file_io, self.path)
+        return TagManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def manifest_file(self) -> ManifestFile:

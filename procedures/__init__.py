@@ -4,6 +4,7 @@ Importing the package registers every procedure in ``procedures.base.PROCEDURES`
 """
 
 from procedures.base import PROCEDURES, ProcedureError, ProcedureResult, call_procedure, register
+from procedures.branches import BRANCH_PROCEDURES
 from procedures.check import CHECK_PROCEDURES
 from procedures.compact import COMPACT_PROCEDURES
 from procedures.consumers import CONSUMER_PROCEDURES
@@ -24,6 +25,7 @@ register(
     *PARTITION_PROCEDURES,
     *FILE_PROCEDURES,
     *RESCALE_PROCEDURES,
+    *BRANCH_PROCEDURES,
 )
 
 __all__ = ["PROCEDURES", "ProcedureError", "ProcedureResult", "call_procedure"]

@@ -283,9 +283,12 @@ def parse_actions(head: AlterHead, shown: str | None = None) -> AlterTable:
                 break
             words.append(token.text.upper())
         form = " ".join(words) or "this form"
+        hint = ""
+        if len(words) > 1 and words[1] == "BRANCH":  # Paimon-Spark has no branch DDL
+            hint = ": use CALL sys.create_branch / sys.delete_branch"
         raise SqlError(
             f"ALTER TABLE ... {form} is not supported on Paimon table "
-            f"{shown or '.'.join(head.name)}"
+            f"{shown or '.'.join(head.name)}{hint}"
         )
     if not cur.at_end():
         raise cur.error("unexpected text")

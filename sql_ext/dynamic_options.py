@@ -6,7 +6,8 @@ to the tables it names only, and wins over the global form (Paimon-Spark's
 `OptionUtils.copyWithSQLConf`). As in Paimon, a key that is not table-scoped for this table
 counts as global, so the scoped keys of other tables reach it under names no option has.
 When several scoped keys name the table, the one with fewer `*` wins (Paimon leaves that order
-undefined). The settings are read from the session when each statement runs, so `SET` and
+undefined). `spark.paimon.branch` reads a table's branch instead of the table, unless the name
+already says which (`t$branch_b`), as Paimon-Spark's `withBranchFromOptions`. The settings are read from the session when each statement runs, so `SET` and
 `RESET` take effect for the statements that follow.
 """
 
@@ -80,6 +81,8 @@ def with_dynamic_options(
             a dynamic-bucket table, `primary-key`, `merge-engine`, ...), naming the setting.
     """
     options = table_options(confs, catalog, database, name)
+    if table.branch != "main":
+        options.pop("branch", None)  # `t$branch_b` names its branch (Paimon-Spark's rule)
     if not options:
         return table
     for key, (value, setting) in options.items():

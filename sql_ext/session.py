@@ -38,6 +38,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
+from paimon_core.operations.fallback import FALLBACK_BRANCH
 from paimon_core.operations.time_travel import travel_table
 from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
@@ -188,6 +189,12 @@ def _has_metadata_columns(table: exp.Table) -> bool:
     """A data table, or a system table of its rows (`$audit_log`, ...): not `$files` & co."""
     _, _, system = table.name.partition("$")
     return not system or system.lower() in DATA_SYSTEM_TABLES
+
+
+def _is_branch_name(name: str) -> bool:
+    """`t$branch_b`: a table's branch, which reads and writes as a table (not `t$branch_b$x`)."""
+    _, _, rest = name.partition("$")
+    return rest.startswith("branch_") and len(rest) > 7 and "$" not in rest
 
 
 def _has_paimon_syntax(table: exp.Table) -> bool:
@@ -517,6 +524,8 @@ class PaimonSession:
             if catalog.lower() == CATALOG_NAME:
                 return database or self.current_database, name
             return None
+        if "$" in name:
+            return None  # Paimon syntax (`sql_ext.parse.TableRef`), never a plain name
         resolved = database or self.current_database
         if is_system_database(resolved):
             if global_table_columns(name, self.catalog.options) is None:
@@ -528,11 +537,18 @@ class PaimonSession:
         return resolved, name
 
     def _load(
-        self, database: str, name: str, *, scoped_as: str | None = None, writes: bool = False
+        self,
+        database: str,
+        name: str,
+        *,
+        scoped_as: str | None = None,
+        writes: bool = False,
+        branch: str | None = None,
     ) -> FileStoreTable:
-        """The table with the session's `spark.paimon.*` dynamic options on top; `scoped_as`
-        is the name table-scoped settings must use (`t$files` for a system table)."""
-        table = self.catalog.get_table(f"{database}.{name}")
+        """The table (its `branch`, or the branch a `t$branch_b` name says) with the
+        session's `spark.paimon.*` dynamic options on top; `scoped_as` is the name
+        table-scoped settings must use (`t$files` for a system table)."""
+        table = self.catalog.get_table(f"{database}.{name}", branch)
         return self._with_dynamic_options(table, database, scoped_as or name, writes=writes)
 
     def _with_dynamic_options(
@@ -554,8 +570,10 @@ class PaimonSession:
         if catalog and catalog.lower() != CATALOG_NAME:
             return None
         resolved = database or self.current_database
+        if _is_branch_name(name) and not is_system_database(resolved):
+            return resolved, name  # only a Paimon table's branch: loading it checks it
         if "$" in name or is_system_database(resolved):
-            raise SqlError(f"Cannot write to {name}: system tables and branches are read-only")
+            raise SqlError(f"Cannot write to {name}: system tables are read-only")
         if not catalog and must_exist:
             if not database and self._is_temp_view(name):
                 return None
@@ -616,6 +634,8 @@ class PaimonSession:
         table, snapshot = travelled(self._load(*target))
         if table.is_primary_key_table or table.options.deletion_vectors_enabled:
             return None
+        if table.options.get_str(FALLBACK_BRANCH):
+            return None  # partitions of the fallback branch count too
         predicate = partition_predicate(query, table.schema.fields, table.schema.partition_keys)
         if predicate is None:
             return None
@@ -761,10 +781,9 @@ class PaimonSession:
         shown = f"{CATALOG_NAME}.{database}.{name}"
         if is_system_database(database):
             return self._global_table(shown, name, ref, schema_only), ()
+        scoped = name if ref.branch is None else f"{name}$branch_{ref.branch}"
         system = "" if ref.system_table is None else f"${ref.system_table}"
-        table = self._load(database, name, scoped_as=name + system)
-        if ref.branch is not None:
-            raise SqlError(f"Reading branch '{ref.branch}' of {shown} is not supported")
+        table = self._load(database, name, scoped_as=scoped + system, branch=ref.branch)
         millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp, text)
         travels = ref.version is not None or millis is not None
         if ref.system_table is not None and ref.system_table not in DATA_SYSTEM_TABLES:
@@ -900,7 +919,13 @@ class PaimonSession:
             if database is None:
                 return self._spark_sql(text)
             alter_database(self._paimon(), database)
-        target = self._resolve(_table(list(head.name)))
+        node = _table(list(head.name))
+        if _is_branch_name(node.name) and not (
+            node.catalog and node.catalog.lower() != CATALOG_NAME
+        ):
+            target: tuple[str, str] | None = (node.db or self.current_database, node.name)
+        else:
+            target = self._resolve(node)
         if target is None:
             return self._spark_sql(text)
         alter_table(self.spark, self._paimon(), *target, head)
@@ -1050,7 +1075,10 @@ class PaimonSession:
         if len(tables) != 1 or not isinstance(tables[0], exp.Table):
             return self._unsupported_on_paimon(tree, text)
         node = tables[0]
-        target = self._target(node) if not _has_paimon_syntax(node) else None
+        writable = not _has_paimon_syntax(node) or (
+            _is_branch_name(node.name) and node.args.get("version") is None
+        )
+        target = self._target(node) if writable else None
         if target is None or not self._table_exists(*target):
             try:
                 return self._unsupported_on_paimon(tree, text)

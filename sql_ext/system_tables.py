@@ -521,7 +521,7 @@ def _statistics(
 
 
 def _consumers(table: FileStoreTable, zone: dt.tzinfo | None) -> list[tuple[Any, ...]]:
-    directory = f"{table.path.rstrip('/')}/{CONSUMER_DIR}"
+    directory = f"{table.branch_root.rstrip('/')}/{CONSUMER_DIR}"
     rows = []
     for name in table.file_io.list_names(directory):
         if not name.startswith(CONSUMER_PREFIX) or len(name) == len(CONSUMER_PREFIX):

@@ -25,6 +25,7 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
+from paimon_core.operations.fallback import fallback_splits, fallback_table
 from paimon_core.operations.incremental import (
     INCREMENTAL_KEYS,
     InconsistentBuckets,
@@ -216,7 +217,30 @@ def plan_table(
             for s in planned
             if (kept := tuple(f for f in s.files if f.level == top))
         ]
-    return plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
+    plan = plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
+    if splits is None and system is None:
+        plan = _with_fallback(plan, table, snapshot, predicate, meta)
+    return plan
+
+
+def _with_fallback(
+    plan: ReadPlan,
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    predicate: Sequence[Predicate],
+    meta: Sequence[str],
+) -> ReadPlan:
+    """``plan`` plus the ``scan.fallback-branch`` read of the partitions it lacks."""
+    other = fallback_table(table)
+    if other is None:
+        return plan
+    other_snapshot, splits = fallback_splits(table, snapshot, other, predicate)
+    if not splits:
+        return plan
+    position = {f.name: i for i, f in enumerate(table.schema.fields)}
+    names = [other.schema.fields[position[c]].name for c in plan.columns]
+    fallback = plan_read(other, other_snapshot, names, splits=splits, meta=meta)
+    return replace(plan, fallback=replace(fallback, columns=tuple(names)))
 
 
 def max_level(table: FileStoreTable) -> int:

@@ -72,9 +72,19 @@ def table_path(warehouse: str, database: str, table: str) -> str:
     return f"{warehouse.rstrip('/')}/{database}{DB_SUFFIX}/{table}"
 
 
+def normalize_branch(branch: str | None) -> str:
+    """Paimon's ``BranchManager.normalizeBranch``: a missing or blank name is ``main``."""
+    return DEFAULT_BRANCH if branch is None or not branch.strip() else branch
+
+
+def is_main_branch(branch: str | None) -> bool:
+    return normalize_branch(branch) == DEFAULT_BRANCH
+
+
 def branch_path(table_root: str, branch: str | None) -> str:
-    """Root of a branch: the table itself for ``main``, else ``branch/branch-<name>``."""
-    if not branch or branch == DEFAULT_BRANCH:
+    """Root of a branch: the table itself for ``main``, else ``branch/branch-<name>``
+    (Paimon's ``BranchManager.branchPath``)."""
+    if is_main_branch(branch):
         return table_root
     return f"{table_root.rstrip('/')}/{BRANCH_DIR}/{BRANCH_PREFIX}{branch}"
 

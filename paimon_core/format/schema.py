@@ -21,6 +21,7 @@ from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.format.default_value import default_scalar
 from paimon_core.format.merge_options import validate_merge_options
 from paimon_core.format.options import CoreOptions
+from paimon_core.format.paths import branch_path, is_main_branch
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast
 from paimon_core.format.types import (
@@ -923,14 +924,17 @@ PARSED_SCHEMAS = _ParsedSchemas()
 
 
 class SchemaManager:
-    """Lists, reads and publishes the ``schema/schema-N`` files of one table (or branch root)."""
+    """Lists, reads and publishes the ``schema/schema-N`` files of one table or branch
+    (``branch/branch-<name>/schema``)."""
 
     _cache_lock = threading.Lock()
 
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
-        self.schema_dir = f"{self.table_path}/{SCHEMA_DIR}"
+        self.branch = None if is_main_branch(branch) else branch
+        self.root = branch_path(self.table_path, branch)
+        self.schema_dir = f"{self.root}/{SCHEMA_DIR}"
         self._cache: dict[int, TableSchema] = {}
 
     def schema_path(self, schema_id: int) -> str:
@@ -998,8 +1002,7 @@ class SchemaManager:
 
     def _has_snapshots(self) -> bool:
         return any(
-            n.startswith("snapshot-")
-            for n in self.file_io.list_names(f"{self.table_path}/snapshot")
+            n.startswith("snapshot-") for n in self.file_io.list_names(f"{self.root}/snapshot")
         )
 
     def commit_changes(self, *changes: SchemaChange | Iterable[SchemaChange]) -> TableSchema:

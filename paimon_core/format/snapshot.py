@@ -26,6 +26,7 @@ from paimon_core.format.paths import (
     SNAPSHOT_DIR,
     SNAPSHOT_PREFIX,
     branch_path,
+    is_main_branch,
 )
 from paimon_core.io.fileio import FileIO
 
@@ -407,7 +408,7 @@ class SnapshotManager:
     ) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
-        self.branch = branch
+        self.branch = None if is_main_branch(branch) else branch
         self.snapshot_dir = f"{branch_path(self.table_path, branch)}/{self.DIRECTORY}"
         self.latest_hint_path = f"{self.snapshot_dir}/{LATEST_HINT}"
         self.earliest_hint_path = f"{self.snapshot_dir}/{EARLIEST_HINT}"

@@ -15,7 +15,7 @@ from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 from paimon_core.exceptions import CorruptMetadata, TagNotFound
-from paimon_core.format.paths import TAG_DIR, TAG_PREFIX, branch_path
+from paimon_core.format.paths import TAG_DIR, TAG_PREFIX, branch_path, is_main_branch
 from paimon_core.format.snapshot import (
     RawJson,
     Snapshot,
@@ -159,7 +159,7 @@ class TagManager:
     def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
-        self.branch = branch
+        self.branch = None if is_main_branch(branch) else branch
         self.tag_dir = f"{branch_path(self.table_path, branch)}/{TAG_DIR}"
 
     def tag_path(self, name: str) -> str:

@@ -29,6 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from paimon_core.exceptions import CorruptMetadata, PaimonError
+from paimon_core.format.branch import list_branches
 from paimon_core.format.manifest import (
     MANIFEST_LIST_VERSION,
     MANIFEST_VERSION,
@@ -42,13 +43,20 @@ from paimon_core.format.manifest import (
     read_avro_file,
 )
 from paimon_core.format.paths import (
+    CHANGELOG_DIR,
+    DEFAULT_BRANCH,
     INDEX_DIR,
     MANIFEST_DIR,
+    SNAPSHOT_DIR,
     STATISTICS_DIR,
+    TAG_DIR,
+    branch_path,
     bucket_dir_name,
+    is_main_branch,
     partition_path,
 )
-from paimon_core.format.snapshot import ChangelogManager, snapshot_to_json
+from paimon_core.format.snapshot import ChangelogManager, SnapshotManager, snapshot_to_json
+from paimon_core.format.tag import TagManager
 from paimon_core.io.fileio import FileIO, LocalFileIO
 from paimon_core.operations.manifest_merge import merge_entries
 
@@ -62,14 +70,18 @@ __all__ = [
     "ManifestRef",
     "TableFiles",
     "TagGuard",
+    "branch_usage",
     "changelog_usage",
     "delete_quietly",
     "files_in_use",
     "find_skipping_tags",
+    "keep_other_branches",
+    "other_branches_usage",
     "plan_changelog_expiry",
     "plan_expiry",
     "plan_removal",
     "plan_tag_deletion",
+    "without_files",
 ]
 
 logger = logging.getLogger(__name__)
@@ -477,6 +489,16 @@ class TableFiles:
             state = self._states[key] = frozenset(paths)
         return state
 
+    def added_files(self, snapshot: Snapshot) -> frozenset[str]:
+        """Paths (extra files included) of the files the snapshot's delta added."""
+        paths: list[str] = []
+        for meta in self.manifest_list(snapshot.delta_manifest_list):
+            for e in self.expire_entries(meta.file_name):
+                if e.kind == FileKind.ADD:
+                    paths.append(self.data_path(e))
+                    paths.extend(self.extra_paths(e))
+        return frozenset(paths)
+
     def metadata_paths(self, snapshot: Snapshot) -> set[str]:
         """Paimon's manifest "skipping set" of a snapshot: its data manifest lists and
         manifests, index manifest and index files, and statistics file (no changelog)."""
@@ -506,14 +528,17 @@ class TableFiles:
                     files.update(self.extra_paths(e))
         return {self.manifest_path(name)}, {self.manifest_path(m.file_name) for m in metas}, files
 
-    def usage(self, snapshot: Snapshot, strict: bool = True) -> FileUsage:
+    def usage(self, snapshot: Snapshot, strict: bool = True, full_state: bool = True) -> FileUsage:
         """Everything one snapshot (or tag) needs to be read in full, changelog included.
 
         ``strict=False`` is for snapshots being removed: parts whose metadata is already
         missing count as empty (their files stay, as orphans) instead of raising.
+        ``full_state=False`` counts only the data files its delta added (the snapshot's
+        predecessor, whose usage the caller has, holds the rest).
         """
         key = (
             strict,
+            full_state,
             snapshot.base_manifest_list,
             snapshot.delta_manifest_list,
             snapshot.changelog_manifest_list,
@@ -558,7 +583,10 @@ class TableFiles:
             statistics_files=frozenset(
                 {self.statistics_path(snapshot.statistics)} if snapshot.statistics else ()
             ),
-            data_files=part(lambda: self.data_files(snapshot), frozenset()),
+            data_files=part(
+                lambda: self.data_files(snapshot) if full_state else self.added_files(snapshot),
+                frozenset(),
+            ),
             changelog_files=frozenset(cl_files),
             index_files=frozenset(index_files),
         )
@@ -609,31 +637,161 @@ class TagGuard:
     the tag; if not, the tag is withdrawn (and what the deletion kept for it is left as
     orphans for ``remove_orphan_files``: the safe side). This needs only atomic create and a consistent
     listing, so it holds on local disks and on strongly consistent object stores (S3).
+
+    The same protocol covers branches: a branch created (or written, renamed, fast-forwarded)
+    while the deletion runs changes the listing of the other branches' metadata
+    (``_branch_listing``), and then everything the other branches use is kept; the branch
+    creator checks afterwards that the tag or snapshot it copied is still held
+    (``branch_management``).
     """
 
     def __init__(self, table: FileStoreTable, files: TableFiles | None = None) -> None:
         self._table = table
         self._files = files
         self._seen = frozenset(_tag_states(table))
+        self._branches = _branch_listing(table)
 
     def usage_of_new_tags(self) -> FileUsage:
-        """Everything the tags created or re-pointed since the guard was made need.
+        """Everything the tags created or re-pointed since the guard was made need, and
+        everything the other branches use when their metadata changed meanwhile.
 
         Raises when such a tag's metadata cannot be read: nothing more is deleted then.
         """
+        files = self._files or TableFiles(self._table)
         new = [
             snapshot
             for name, snapshot in _tag_states(self._table)
             if (name, snapshot) not in self._seen
         ]
-        if not new:
-            return FileUsage()
-        logger.info("Keeping the files of %d tag(s) created during the deletion", len(new))
-        return files_in_use(self._table, new, self._files or TableFiles(self._table))
+        usage = FileUsage()
+        if new:
+            logger.info("Keeping the files of %d tag(s) created during the deletion", len(new))
+            usage = files_in_use(self._table, new, files)
+        if _branch_listing(self._table) != self._branches:
+            logger.info("Branches changed during the deletion: keeping all they use")
+            usage = usage.union(other_branches_usage(self._table, files))
+        return usage
 
 
 def _tag_states(table: FileStoreTable) -> list[tuple[str, Snapshot]]:
     return [(name, tag.snapshot) for name, tag in table.tag_manager.list_tags().items()]
+
+
+_BRANCH_METADATA_DIRS = (SNAPSHOT_DIR, TAG_DIR, CHANGELOG_DIR)
+
+
+def _branch_listing(table: FileStoreTable) -> frozenset[tuple[str, str, int, int]]:
+    """What changes when another branch is created, renamed, deleted or gets a snapshot,
+    tag or changelog: (branch, file, size, mtime) of their metadata directories."""
+    io, root = table.file_io, table.path.rstrip("/")
+    out: set[tuple[str, str, int, int]] = set()
+    for branch in _other_branches(table):
+        base = branch_path(root, branch)
+        out.add((branch, "", 0, 0))
+        for directory in _BRANCH_METADATA_DIRS:
+            for status in io.list_status(f"{base}/{directory}"):
+                out.add((branch, f"{directory}/{status.name}", status.size, status.mtime_ms))
+    return frozenset(out)
+
+
+def _other_branches(table: FileStoreTable) -> list[str]:
+    """Every branch but the table's own, ``main`` included when the table is a branch."""
+    own = table.branch
+    names = [DEFAULT_BRANCH, *list_branches(table.file_io, table.path)]
+    return [name for name in names if name != own]
+
+
+class _UsageBuilder:
+    """``FileUsage`` accumulated in mutable sets (a union per snapshot would copy them)."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, set[str]] = {f.name: set() for f in fields(FileUsage)}
+
+    def add(self, usage: FileUsage) -> None:
+        for name, paths in self.kinds.items():
+            paths.update(getattr(usage, name))
+
+    def build(self) -> FileUsage:
+        return FileUsage(**{name: frozenset(paths) for name, paths in self.kinds.items()})
+
+
+def branch_usage(files: TableFiles, branch: str | None) -> FileUsage:
+    """Every file branch ``branch`` (None or ``main``: the table itself) may read: the full
+    state of each of its snapshots (the first of each run of consecutive ids in full, the
+    others by what their deltas added), its tags', and what its long-lived changelogs read.
+
+    Unlike ``plan_removal``'s neighbour rule this holds across branches: a branch's later
+    snapshots may hold files of another branch that an earlier one did not (``merge_branch``,
+    ``fast_forward``).
+
+    Raises:
+        FileNotFoundError: metadata of a snapshot or tag is missing.
+        CorruptMetadata: a snapshot, tag or manifest cannot be read.
+    """
+    io, root = files.file_io, files.root
+    name = None if branch is None or is_main_branch(branch) else branch
+    out = _UsageBuilder()
+    snapshots = SnapshotManager(io, root, name)
+    previous: int | None = None
+    for snapshot_id in snapshots.list_snapshot_ids():
+        snapshot = snapshots.try_snapshot(snapshot_id)
+        if snapshot is None:
+            previous = None
+            continue
+        out.add(files.usage(snapshot, full_state=previous != snapshot_id - 1))
+        previous = snapshot_id
+    for tag in TagManager(io, root, name).list_tags().values():
+        out.add(files.usage(tag.snapshot))
+    changelogs = ChangelogManager(io, root, name)
+    for changelog in filter(None, map(changelogs.try_snapshot, changelogs.list_snapshot_ids())):
+        try:
+            out.add(_read_changelog(files, changelog))
+        except FileNotFoundError as err:
+            logger.warning(
+                "Changelog %d of branch %s is incomplete: %s", changelog.snapshot_id, branch, err
+            )
+    return out.build()
+
+
+def other_branches_usage(table: FileStoreTable, files: TableFiles | None = None) -> FileUsage:
+    """Everything the table's other branches (``main`` too when ``table`` is a branch) use:
+    what no deletion of ``table`` may remove. Costs one listing when there are none."""
+    others = _other_branches(table)
+    if not others:
+        return FileUsage()
+    files = files or TableFiles(table)
+    out = _UsageBuilder()
+    for branch in others:
+        out.add(branch_usage(files, branch))
+    return out.build()
+
+
+def without_files(plan: DeletionPlan, kept: frozenset[str]) -> DeletionPlan:
+    """``plan`` without deleting any of ``kept`` (its snapshot, tag and hint parts stay)."""
+    if not kept:
+        return plan
+    return replace(
+        plan, **{kind: tuple(p for p in getattr(plan, kind) if p not in kept) for kind in _CONTENT}
+    )
+
+
+def keep_other_branches(
+    table: FileStoreTable, plan: DeletionPlan, files: TableFiles | None = None
+) -> DeletionPlan:
+    """``plan`` without the files other branches use. When a branch's metadata is missing,
+    what it needs cannot be known: no file is deleted (they stay, as orphans).
+
+    Raises:
+        CorruptMetadata: another branch's snapshot, tag or manifest cannot be read.
+    """
+    if not any(getattr(plan, kind) for kind in _CONTENT):
+        return plan
+    try:
+        used = other_branches_usage(table, files)
+    except FileNotFoundError as err:
+        logger.warning("A branch's metadata is incomplete; no file is deleted: %s", err)
+        return replace(plan, **dict.fromkeys(_CONTENT, ()))
+    return without_files(plan, used.all_paths())
 
 
 def files_in_use(
@@ -665,6 +823,7 @@ def plan_removal(
     tag_files: Sequence[str] = (),
     hints: Sequence[tuple[str, int]] = (),
     files: TableFiles | None = None,
+    branches_usage: FileUsage = FileUsage(),
 ) -> DeletionPlan:
     """Files of ``removed`` that no snapshot or tag in ``keep`` uses.
 
@@ -672,12 +831,15 @@ def plan_removal(
     ``removed``; because a file, once dropped from a table's state, never comes back, the
     nearest remaining neighbour on each side of every removed snapshot is enough.
     ``snapshot_files``/``tag_files``/``hints`` are passed through to the plan (in order).
+    Files of ``branches_usage`` (what the other branches use, ``other_branches_usage``)
+    are kept too.
     """
     files = files or TableFiles(table)
     gone = files_in_use(table, removed, files, strict=False)
-    kept = files_in_use(table, keep, files)
+    kept = files_in_use(table, keep, files).union(branches_usage)
+    everything = kept.all_paths()
     kinds = {
-        f.name: tuple(sorted(getattr(gone, f.name) - getattr(kept, f.name)))
+        f.name: tuple(sorted(p for p in getattr(gone, f.name) if p not in everything))
         for f in fields(FileUsage)
     }
     return DeletionPlan(
@@ -897,9 +1059,9 @@ def plan_expiry(
         hints=hints,
         changelogs=changelogs,
     )
-    if changelog_decoupled:
-        return plan
-    return _keep_changelog_reads(plan, changelog_usage(table, files))
+    if not changelog_decoupled:
+        plan = _keep_changelog_reads(plan, changelog_usage(table, files))
+    return keep_other_branches(table, plan, files)
 
 
 # ------------------------------------------------------------------- long-lived changelogs
@@ -1053,7 +1215,7 @@ def plan_changelog_expiry(
             unused(changelog.base_manifest_list)
         doomed.append(manager.snapshot_path(sid))
 
-    return DeletionPlan(
+    plan = DeletionPlan(
         snapshot_files=tuple(doomed),
         manifest_lists=tuple(lists),
         manifests=tuple(manifests),
@@ -1061,6 +1223,7 @@ def plan_changelog_expiry(
         changelog_files=tuple(changelog_files),
         hints=((manager.earliest_hint_path, end.snapshot_id),),
     )
+    return keep_other_branches(table, plan, files)
 
 
 # ----------------------------------------------------------------------------- tags
@@ -1120,7 +1283,8 @@ def plan_tag_deletion(
             raise
         except (FileNotFoundError, PaimonError) as err:
             logger.info("Skip cleaning files of the tag of snapshot %d: %s", sid, err)
-    return _keep_changelog_reads(plan, changelog_usage(table, files))
+    plan = _keep_changelog_reads(plan, changelog_usage(table, files))
+    return keep_other_branches(table, plan, files)
 
 
 def _keep_changelog_reads(plan: DeletionPlan, read: FileUsage) -> DeletionPlan:

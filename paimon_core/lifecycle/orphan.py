@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.branch import list_branches
 from paimon_core.format.paths import (
     BRANCH_DIR,
     BRANCH_PREFIX,
@@ -175,11 +176,7 @@ class _UsedNames:
 
 
 def branch_names(file_io: FileIO, root: str) -> list[str]:
-    return [
-        name[len(BRANCH_PREFIX) :]
-        for name in file_io.list_names(f"{root}/{BRANCH_DIR}")
-        if name.startswith(BRANCH_PREFIX) and len(name) > len(BRANCH_PREFIX)
-    ]
+    return list_branches(file_io, root)
 
 
 def orphan_candidates(
@@ -239,7 +236,7 @@ def remove_orphan_files(
     if content:
         used = _UsedNames(table)
         used.add_branch(None)
-        for branch in branch_names(io, root):
+        for branch in list_branches(io, root):
             used.add_branch(branch)
         content = [s for s in content if s.name not in used.names]
     orphans = sorted(metadata + content, key=lambda s: s.path)

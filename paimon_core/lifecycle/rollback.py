@@ -9,7 +9,7 @@ tag still holds rolls back to that tag (PR #5756).
 Files: Paimon up to 1.1 also deleted the data files and manifests only the removed snapshots
 used; since 1.2 (PR #5712) and in pypaimon they are left for ``remove_orphan_files``. We
 delete them (``file_deletion.plan_removal``: files of the removed snapshots and tags that the
-target, and every branch's earliest snapshot and tags, do not use), so a rollback frees its
+target and the other branches do not use), so a rollback frees its
 space at once, as the tag proposal describes.
 
 Crash safety: the plan is computed first (a dry run returns it). Applying writes
@@ -28,16 +28,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument, PaimonError, SnapshotNotFound
-from paimon_core.format.paths import (
-    BRANCH_DIR,
-    BRANCH_PREFIX,
-    CHANGELOG_DIR,
-    CHANGELOG_PREFIX,
-    LATEST_HINT,
+from paimon_core.format.paths import CHANGELOG_DIR, CHANGELOG_PREFIX, LATEST_HINT
+from paimon_core.format.snapshot import snapshot_to_json
+from paimon_core.lifecycle.file_deletion import (
+    DeletionPlan,
+    TableFiles,
+    TagGuard,
+    other_branches_usage,
+    plan_removal,
 )
-from paimon_core.format.snapshot import SnapshotManager, snapshot_to_json
-from paimon_core.format.tag import TagManager
-from paimon_core.lifecycle.file_deletion import DeletionPlan, TableFiles, TagGuard, plan_removal
 from paimon_core.lifecycle.tag_management import validate_tag_name
 
 if TYPE_CHECKING:
@@ -109,23 +108,6 @@ def _latest_id(table: FileStoreTable) -> int:
     return latest
 
 
-def _branch_keepers(table: FileStoreTable) -> list[Snapshot]:
-    """Each branch's earliest snapshot and tags: what a branch may share with main's files."""
-    io = table.file_io
-    root = table.path.rstrip("/")
-    own = table.snapshot_manager.branch
-    keep: list[Snapshot] = []
-    for name in io.list_names(f"{root}/{BRANCH_DIR}"):
-        if not name.startswith(BRANCH_PREFIX) or name[len(BRANCH_PREFIX) :] == own:
-            continue
-        branch = name[len(BRANCH_PREFIX) :]
-        earliest = SnapshotManager(io, root, branch).earliest_snapshot()
-        if earliest is not None:
-            keep.append(earliest)
-        keep.extend(t.snapshot for t in TagManager(io, root, branch).list_tags().values())
-    return keep
-
-
 def _long_lived_changelogs(table: FileStoreTable, snapshot_id: int) -> tuple[list[str], int]:
     """Changelog files newer than the target (newest first) and the new changelog LATEST."""
     manager = table.snapshot_manager
@@ -172,9 +154,21 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
     deletion = DeletionPlan(**metadata)
     if removed:
         files = TableFiles(table)
-        keep = [target, *_branch_keepers(table)]  # a corrupt branch snapshot or tag raises
         try:
-            deletion = plan_removal(table, list(removed.values()), keep, files=files, **metadata)
+            others = other_branches_usage(table, files)  # a corrupt branch snapshot or tag raises
+        except FileNotFoundError as err:
+            logger.warning("Rollback keeps the files of removed snapshots (orphans): %s", err)
+            others = None
+        try:
+            if others is not None:
+                deletion = plan_removal(
+                    table,
+                    list(removed.values()),
+                    [target],
+                    files=files,
+                    branches_usage=others,
+                    **metadata,
+                )
         except (FileNotFoundError, PaimonError) as err:
             logger.warning("Rollback keeps the files of removed snapshots (orphans): %s", err)
     return RollbackPlan(

@@ -58,7 +58,7 @@ _PUBLISHED_TABLES = 8
 
 
 class _Published:
-    """Per table path, the last snapshot a committer of this process published and its full
+    """Per table (or branch) root, the last snapshot a committer of this process published and its full
     manifest list, so that the next commit, usually by a fresh committer of a freshly opened
     table (a user's script), starts from it instead of reading two lists back from disk.
 
@@ -321,7 +321,7 @@ class FileStoreCommit:
         wait_ms = 10.0
         for attempt in range(max_retries + 1):
             latest = self.table.snapshot_manager.latest_snapshot(
-                fresh=True, known=PUBLISHED.latest_id(self.table.path)
+                fresh=True, known=PUBLISHED.latest_id(self.table.branch_root)
             )
             if latest is None:
                 return None
@@ -385,7 +385,7 @@ class FileStoreCommit:
             self._delete_manifests(written)
             raise
         self._last = (snapshot, after)
-        PUBLISHED.put(table.path, snapshot, after)
+        PUBLISHED.put(table.branch_root, snapshot, after)
         live = checkout(table, latest)
         live.apply({}, snapshot)  # the same live files: only the manifests changed
         give_back(table, live)
@@ -466,7 +466,7 @@ class FileStoreCommit:
     def _all_metas(self, latest: Snapshot) -> list[ManifestFileMeta]:
         if self._last is not None and self._last[0] == latest:
             return self._last[1]
-        published = PUBLISHED.get(self.table.path, latest)
+        published = PUBLISHED.get(self.table.branch_root, latest)
         if published is not None:
             return published
         lists = self.table.manifest_list
@@ -616,7 +616,7 @@ class FileStoreCommit:
         wait_ms = 10.0
         for attempt in range(max_retries + 1):
             latest = self.table.snapshot_manager.latest_snapshot(
-                fresh=True, known=PUBLISHED.latest_id(self.table.path)
+                fresh=True, known=PUBLISHED.latest_id(self.table.branch_root)
             )
             live = checkout(self.table, latest)
             try:
@@ -734,7 +734,7 @@ class FileStoreCommit:
             self._delete_manifests(written)
             raise
         self._last = (snapshot, base + delta)
-        PUBLISHED.put(table.path, snapshot, self._last[1])
+        PUBLISHED.put(table.branch_root, snapshot, self._last[1])
         return snapshot
 
     def _check_added_files_exist(self, changes: _Changes) -> None:

@@ -3,7 +3,7 @@
 Every commit checks its files against the files live in the partitions it touches: adding a
 live file again would make readers return its rows twice, and deleting a file that is gone
 means another commit got there first. Reading those files from the manifests costs time in
-proportion to the table, on every commit. So the state checked last is kept per table path
+proportion to the table, on every commit. So the state checked last is kept per table (branch) root
 and moved forward instead: by the commit that published it, or by reading only the delta
 manifests of the snapshots other writers committed since.
 """
@@ -99,7 +99,7 @@ CACHE = _Cache()
 def checkout(table: FileStoreTable, latest: Snapshot | None) -> LiveFiles:
     """The live files of ``latest``, owned by the caller until ``give_back``: the cached
     state moved forward when it can be, else a state that knows no partition yet."""
-    cached = CACHE.take(table.path)
+    cached = CACHE.take(table.branch_root)
     if cached is not None:
         if cached.snapshot == latest:
             return cached
@@ -109,7 +109,7 @@ def checkout(table: FileStoreTable, latest: Snapshot | None) -> LiveFiles:
 
 
 def give_back(table: FileStoreTable, live: LiveFiles) -> None:
-    CACHE.give_back(table.path, live)
+    CACHE.give_back(table.branch_root, live)
 
 
 def cover(

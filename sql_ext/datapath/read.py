@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 PLAN_OPTION = "__paimon_read_plan"
 """The option carrying a driver-planned read (set by the session, never by users)."""
 WAREHOUSE_OPTION = "warehouse"
+BRANCH_OPTION = "branch"
+"""Reads and writes the table's branch (Paimon-Spark reads it as `t$branch_<name>`)."""
 TRAVEL_OPTIONS = (SCAN_VERSION, *SCAN_KEYS)
 ROW_POSITION_COLUMN = "__paimon_row_position"
 SCAN_OPTIONS = frozenset(
@@ -94,6 +96,10 @@ class ReadPlan:
     """Splits are packed into Spark tasks of about this many bytes (file sizes plus
     ``open_cost`` each, as Spark packs files); 0: one task per split."""
     open_cost: int = 4 * 2**20
+    fallback: ReadPlan | None = None
+    """``scan.fallback-branch``: the other branch's read of the partitions this one lacks
+    (``paimon_core.operations.fallback``), in that branch's schema; its rows are this
+    plan's columns by position."""
 
     @property
     def fields(self) -> list[DataField]:
@@ -207,7 +213,11 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     and ORC and Avro files, which need Paimon's type mapping: TIME as int, CHAR trimmed,
     Java's Avro schema). A plan of no columns
     (``count(*)``) reads the narrowest column and drops it in Spark, so that the row count
-    survives."""
+    survives. A fallback branch's rows are added by position (``ReadPlan.fallback``)."""
+    if plan.fallback is not None:
+        own = plan_dataframe(spark, replace(plan, fallback=None))
+        other = plan_dataframe(spark, plan.fallback)
+        return own.union(other.toDF(*own.columns)) if own.columns else own.union(other)
     if not plan.plain:
         if plan.columns or plan.view != "data" or plan.meta:
             return _source_dataframe(spark, plan)
@@ -249,6 +259,8 @@ def _packed(
     Each task of a Python data source costs a Python worker round (tens of milliseconds, far
     more on a loaded machine), so a task per split (a table of 10 partitions x 4 buckets has
     40) would cost more than reading small splits does."""
+    if plan.fallback is not None:
+        plan = replace(plan, fallback=_packed(plan.fallback, spark, confs))
     if len(plan.splits) < 2:
         return plan
     settings = confs() if confs is not None else {}
@@ -474,7 +486,8 @@ def is_table_path(name: str) -> bool:
 
 
 def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreTable:
-    """The table `format("paimon")` names (`load(...)` / `save(...)`, else option `table`).
+    """The table `format("paimon")` names (`load(...)` / `save(...)`, else option `table`),
+    or its branch (option `branch`, unless the name says `t$branch_b`).
 
     A table directory is opened as Paimon's `SparkSource` opens it
     (`FileStoreTableFactory.create`: the latest schema found there, wherever it is); `db.t`
@@ -498,6 +511,7 @@ def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreT
         raise InvalidArgument(
             f'format("paimon") needs the table to {action}: "db.t" or a table\'s path'
         )
+    branch = lower.get(BRANCH_OPTION) or None
     if is_table_path(name):
         path = name.rstrip("/")
         file_io = get_file_io(path, catalog_options)
@@ -506,11 +520,15 @@ def source_table(options: Mapping[str, str], action: str = "read") -> FileStoreT
             raise TableNotExist(
                 f"Schema file not found in location {path}. Please create table first."
             )
-        return FileStoreTable(file_io, path, schema, path)
+        table = FileStoreTable(file_io, path, schema, path)
+        return table if branch is None else table.switch_to_branch(branch)
     warehouse = lower.get(WAREHOUSE_OPTION)
     if not warehouse:
         raise InvalidArgument(f'format("paimon") needs the option "warehouse" to {action} {name}')
-    return FileSystemCatalog(warehouse, options=catalog_options).get_table(name)
+    catalog = FileSystemCatalog(warehouse, options=catalog_options)
+    if branch is not None and "$" not in name:
+        return catalog.get_table(name, branch)
+    return catalog.get_table(name)
 
 
 def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
@@ -523,9 +541,10 @@ def _load(options: Mapping[str, str]) -> tuple[FileStoreTable, Snapshot | None]:
 
 @dataclass(frozen=True)
 class SplitPartition(InputPartition):
-    """The splits one Spark task reads."""
+    """The splits one Spark task reads (of the plan's fallback branch with ``fallback``)."""
 
     splits: tuple[Split | IncrementalSplit, ...]
+    fallback: bool = False
 
 
 class PaimonReader(DataSourceReader):
@@ -537,19 +556,27 @@ class PaimonReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         plan = self.plan
         groups = pack_splits(plan.splits, plan.task_bytes, plan.open_cost)
-        return [SplitPartition(g) for g in groups]
+        out = [SplitPartition(g) for g in groups]
+        other = plan.fallback
+        if other is not None:
+            groups = pack_splits(other.splits, other.task_bytes, other.open_cost)
+            out += [SplitPartition(g, fallback=True) for g in groups]
+        return out
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
             return  # a plan of no splits: Spark still runs one task
+        target = spark_arrow_schema(self.plan.spark_schema)
         plan = self.plan
+        if partition.fallback:
+            assert plan.fallback is not None
+            plan = plan.fallback
         if not plan.plain:
             from sql_ext.datapath.changes import read_split
 
             for split in partition.splits:
                 yield from read_split(plan, split)
             return
-        target = spark_arrow_schema(plan.spark_schema)
         read = plan.table.new_read()
         if plan.row_positions:
             for split in partition.splits:

@@ -51,6 +51,7 @@ from sql_ext.parse import (
     CallStatement,
     QueryStatement,
     Statement,
+    TableRef,
     parse_statement,
     table_nodes,
 )
@@ -186,9 +187,16 @@ class MetadataEngine:
             table, self._dynamic, CATALOG_NAME, database, name, time_travel=False
         )
 
-    def _load(self, database: str, name: str, scoped_as: str) -> FileStoreTable:
-        table = self.catalog.get_table(f"{database}.{name}")
+    def _load(
+        self, database: str, name: str, scoped_as: str, branch: str | None = None
+    ) -> FileStoreTable:
+        table = self.catalog.get_table(f"{database}.{name}", branch)
         return with_dynamic_options(table, self._dynamic, CATALOG_NAME, database, scoped_as)
+
+    def _load_ref(self, database: str, ref: TableRef) -> FileStoreTable:
+        """The table (or branch) of a `t[$branch_b]$sys` name."""
+        scoped = ref.table if ref.branch is None else f"{ref.table}$branch_{ref.branch}"
+        return self._load(database, ref.table, f"{scoped}${ref.system_table}", ref.branch)
 
     def _call(self, statement: CallStatement) -> Rows:
         return Rows.of(
@@ -253,12 +261,12 @@ class MetadataEngine:
         if refs:  # a `$` name
             extra = {k for k, v in tree.args.items() if v and k not in ("this", "kind")}
             (ref,) = refs
-            if extra or ref.branch or ref.version is not None or ref.timestamp is not None:
+            if extra or ref.version is not None or ref.timestamp is not None:
                 return None
             columns = SYSTEM_TABLES.get((ref.system_table or "").lower())
             if columns is None:
                 return None
-            self._load(database, ref.table, f"{ref.table}${ref.system_table}")
+            self._load_ref(database, ref)
             return Rows.of(describe_system_table(columns))
         if is_system_database(database):
             global_columns = global_table_columns(table.name, self.catalog.options)
@@ -297,7 +305,7 @@ class MetadataEngine:
             return None
         ref = refs[0]
         system = (ref.system_table or "").lower()
-        if system not in QUERIED_SYSTEM_TABLES or ref.branch:
+        if system not in QUERIED_SYSTEM_TABLES:
             return None
         if ref.version is not None or ref.timestamp is not None:
             return None
@@ -308,7 +316,7 @@ class MetadataEngine:
         compiled = compile_select(tree, columns, ref.node)
         if compiled is None:
             return None
-        table = self._load(database, ref.table, f"{ref.table}${ref.system_table}")
+        table = self._load_ref(database, ref)
         rows = system_table_rows(table, system, snapshot_id=None, time_zone=self._time_zone)
         return Rows(list(compiled.columns), compiled.rows(rows))
 

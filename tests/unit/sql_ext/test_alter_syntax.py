@@ -46,6 +46,8 @@ def test_column_descriptors_and_nested_types() -> None:
 def test_unsupported_forms_and_bad_syntax_are_named() -> None:
     with pytest.raises(SqlError, match=r"SET SERDE is not supported on Paimon table db\.t"):
         parse_actions(parse_head("ALTER TABLE db.t SET SERDE 'x'"))
+    with pytest.raises(SqlError, match=r"CREATE BRANCH B .* use CALL sys\.create_branch"):
+        parse_actions(parse_head("ALTER TABLE db.t CREATE BRANCH b"))
     with pytest.raises(SqlParseError, match="expected a partition value"):
         parse_actions(parse_head("ALTER TABLE t DROP PARTITION (dt = x)"))
     with pytest.raises(SqlParseError, match="expected TABLE or DATABASE"):

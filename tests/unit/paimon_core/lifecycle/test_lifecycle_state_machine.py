@@ -2,7 +2,9 @@
 
 A ``RuleBasedStateMachine`` mixes commits (appends, overwrites, primary-key upserts and
 deletes, abandoned writes), tag create/delete/rename/replace, snapshot expiry, rollback and
-orphan removal (each also as a dry run, and errors), through two long-lived table handles.
+orphan removal (each also as a dry run, and errors), through two long-lived table handles;
+``BranchLifecycleMachine`` adds branches (create, write, expire, tag deletion, fast-forward,
+delete), each of which must keep reading what it held.
 After every step each remaining snapshot and tag must read exactly the rows recorded when
 it was made, no file they reference may be missing or taken for an orphan, and the hints
 must match the listing. Regressions the machine found are at the end.
@@ -23,18 +25,21 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import paimon_core.lifecycle.orphan as orphan_module
 import paimon_core.operations.commit as commit_module
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import (
+    BranchAlreadyExists,
+    BranchNotFound,
     InvalidArgument,
     SnapshotNotFound,
     TagAlreadyExists,
     TagNotFound,
 )
 from paimon_core.format.snapshot import Snapshot
+from paimon_core.lifecycle import branch_management as bm
 from paimon_core.lifecycle import rollback as rb
 from paimon_core.lifecycle import tag_management as tm
 from paimon_core.lifecycle.expire import expire_snapshots
@@ -564,3 +569,134 @@ def test_a_reused_committer_builds_on_the_snapshot_that_now_has_its_last_id(
     other.write_arrow(pa.table({"k": [30], "v": ["x"], "dt": ["a"]}, schema=APPEND_SCHEMA))
     assert commit(5) == 5
     assert _keys(FileStoreTable.load(table.path)) == [1, 2, 3, 5, 30]
+
+
+# ------------------------------------------------------------------------------ branches
+
+BRANCHES = ("b1", "b2")
+
+
+class BranchLifecycleMachine(LifecycleMachine):
+    """The lifecycle above plus branches: created from a tag or empty, written, expired,
+    their tags deleted, fast-forwarded into main and deleted. After every step every branch
+    must still read what each of its snapshots and tags held, whatever main or another
+    branch deleted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.branches: dict[str, dict[str, Any]] = {}
+
+    def _branch(self, name: str) -> FileStoreTable:
+        return FileStoreTable.load(self.path, branch=name)
+
+    @initialize(tag=st.sampled_from([None, *TAGS]), keys=st.lists(KEYS, min_size=1, max_size=2))
+    def first_branch(self, tag: str | None, keys: list[tuple[int, str]]) -> None:
+        """Branch b1 after the history (from a tag when it exists), with a commit of its own."""
+        self.create_branch("b1", tag if tag in self.tags else None)
+        self.write_branch("b1", keys)
+
+    @rule(name=st.sampled_from(BRANCHES), tag=st.sampled_from([None, *TAGS]))
+    def create_branch(self, name: str, tag: str | None) -> None:
+        action = lambda: bm.create_branch(self.table, name, tag)  # noqa: E731
+        if name in self.branches:
+            self._unchanged(action, BranchAlreadyExists)
+        elif tag is not None and tag not in self.tags:
+            self._unchanged(action, TagNotFound)
+        else:
+            action()
+            held = {} if tag is None else {self.tags[tag][0]: self.tags[tag][1]}
+            tags = {} if tag is None else {tag: self.tags[tag]}
+            self.branches[name] = {"snapshots": held, "tags": tags}
+
+    @rule(name=st.sampled_from(BRANCHES), keys=st.lists(KEYS, min_size=1, max_size=2))
+    @precondition(lambda self: bool(self.branches))
+    def write_branch(self, name: str, keys: list[tuple[int, str]]) -> None:
+        if name not in self.branches:
+            return
+        model = self.branches[name]["snapshots"]
+        rows = self._values(keys)
+        sid = self._branch(name).write_arrow(self._arrow(rows))
+        assert sid == max(model, default=0) + 1
+        current = model[max(model)] if model else ()
+        model[sid] = tuple(sorted(current + tuple(rows)))
+
+    @rule(name=st.sampled_from(BRANCHES))
+    @precondition(lambda self: bool(self.branches))
+    def expire_branch(self, name: str) -> None:
+        if name not in self.branches:
+            return
+        expire_snapshots(self._branch(name), retain_max=1, retain_min=1, older_than_millis=2**62)
+        model = self.branches[name]["snapshots"]
+        if model:
+            latest = max(model)
+            self.branches[name]["snapshots"] = {latest: model[latest]}
+
+    @rule(name=st.sampled_from(BRANCHES), tag=st.sampled_from(TAGS))
+    @precondition(lambda self: bool(self.branches))
+    def delete_branch_tag(self, name: str, tag: str) -> None:
+        if name not in self.branches:
+            return
+        tm.delete_tags(self._branch(name), tag)
+        self.branches[name]["tags"].pop(tag, None)
+
+    @rule(name=st.sampled_from(BRANCHES))
+    def delete_branch(self, name: str) -> None:
+        action = lambda: bm.delete_branch(self.table, name)  # noqa: E731
+        if name not in self.branches:
+            self._unchanged(action, BranchNotFound)
+            return
+        action()
+        del self.branches[name]
+
+    @rule(name=st.sampled_from(BRANCHES))
+    def fast_forward(self, name: str) -> None:
+        action = lambda: bm.fast_forward(self.table, name)  # noqa: E731
+        if name not in self.branches:
+            self._unchanged(action, BranchNotFound)
+            return
+        model = self.branches[name]
+        if not model["snapshots"]:
+            self._unchanged(action, SnapshotNotFound)
+            return
+        manager = self._branch(name).snapshot_manager
+        times = {sid: manager.snapshot(sid).time_millis for sid in model["snapshots"]}
+        action()
+        first = min(model["snapshots"])
+        self.snapshots = {s: r for s, r in self.snapshots.items() if s < first}
+        self.snapshots.update(model["snapshots"])
+        self.times.update(times)
+        self.tags = {n: t for n, t in self.tags.items() if t[0] < first}
+        self.tags.update(model["tags"])
+
+    @invariant()
+    def every_branch_reads_what_it_held(self) -> None:
+        used: set[str] = set()
+        for name, model in self.branches.items():
+            branch = self._branch(name)
+            manager = branch.snapshot_manager
+            assert manager.list_snapshot_ids() == sorted(model["snapshots"])
+            listed = branch.tag_manager.list_tags()
+            assert {n: t.snapshot_id for n, t in listed.items()} == {
+                n: s for n, (s, _) in model["tags"].items()
+            }
+            for sid, expected in model["snapshots"].items():
+                assert read_rows(branch, **{"scan.snapshot-id": str(sid)}) == expected
+            for tag, (_sid, expected) in model["tags"].items():
+                assert read_rows(branch, **{"scan.tag-name": tag}) == expected
+            snapshots = [*manager.snapshots(), *(t.snapshot for t in listed.values())]
+            paths = files_in_use(branch, snapshots).all_paths()
+            missing = sorted(p for p in paths if not os.path.exists(p))
+            assert not missing, missing
+            used |= paths
+        if used:
+            orphaned = set(find_orphans(FileStoreTable.load(self.path), dry_run=True).paths)
+            assert not orphaned & used, orphaned & used
+
+
+TestBranchLifecycle = BranchLifecycleMachine.TestCase
+TestBranchLifecycle.settings = settings(
+    max_examples=30,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from paimon_core.lifecycle.branch_management import create_branch
 from paimon_core.lifecycle.tag_management import create_tag
 from procedures import PROCEDURES
 from sql_ext import session as session_module
@@ -58,6 +59,9 @@ ANSWERED = [
     "SELECT * FROM db.t$schemas",
     "SELECT `key`, value FROM db.t$options WHERE `key` LIKE 'snapshot%' ORDER BY `key` DESC",
     "SELECT * FROM db.t$branches",
+    "SELECT snapshot_id, commit_kind FROM db.t$branch_b1$snapshots",
+    "SELECT tag_name, snapshot_id FROM db.`t$branch_b1$tags`",
+    "DESCRIBE db.t$branch_b1$schemas",
     "SHOW TAGS db.t",
     "SHOW TABLES IN db",
     "SHOW TABLES FROM db LIKE 't*|u'",
@@ -85,6 +89,7 @@ ANSWERED = [
     "CALL sys.expire_tags(table => 'db.t', older_than => '2000-01-01 00:00:00')",
     # errors: one line on stderr, exit 1, both ways
     "SELECT * FROM db.nope$snapshots",
+    "SELECT * FROM db.t$branch_nope$snapshots",
     "DESCRIBE db.nope$tags",
     "SHOW PARTITIONS db.t PARTITION (nope = 'x')",
     "SHOW TABLE EXTENDED IN db LIKE 't' PARTITION (dt = '1999-01-01')",
@@ -121,6 +126,7 @@ def base(warehouse: str) -> str:
     create_tag(table, "daily", snapshot_id=1, time_retained="1 d")
     create_tag(table, "weekly", snapshot_id=3)
     create_tag(table, "monthly", snapshot_id=2, time_retained="2 h")
+    create_branch(table, "b1", "weekly")
     return warehouse
 
 
