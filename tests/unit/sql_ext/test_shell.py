@@ -327,6 +327,9 @@ CALL sys.rollback(table => 'db.t', snapshot => 1);
 CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1);
 CALL sys.remove_orphan_files(table => 'db.t', older_than => '2000-01-01 00:00:00');
 CALL sys.rescale(table => 'db.t');
+CALL sys.compact(table => 'db.t');
+CALL sys.compact_manifest(table => 'db.t');
+CALL sys.compact_database(including_databases => 'db');
 """
 
 
@@ -403,6 +406,9 @@ def test_installed_command_runs_a_call(launched: dict[str, Launched]) -> None:
         {"deleted_snapshots_count": 0},
         {"deletedFileCount": 0, "deletedFileTotalLenInBytes": 0},
         {"result": True},
+        {"result": True},
+        {"result": True},
+        {"result": "Compact database finished. Success: 1, Failed: 0"},
     ]
     tags = Path(launched["call"].warehouse, "db.db", "t", "tag")
     assert sorted(p.name for p in tags.iterdir()) == ["tag-nightly"]
