@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from paimon_core.format.options import parse_duration
-from paimon_core.operations.compact import compact_table
+from paimon_core.operations.compact import bucket_mode, compact_table
 from paimon_core.operations.manifest_merge import manifest_compact_dry_run
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 from procedures.maintenance import parse_options
@@ -115,11 +115,9 @@ def _compact(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     buckets = None
     if not _blank(args["buckets"]):
         if table.options.bucket <= 0:
-            mode = "HASH_DYNAMIC" if table.is_primary_key_table else "BUCKET_UNAWARE"
-            mode = "POSTPONE_MODE" if table.options.bucket == -2 else mode
             raise ctx.fail(
                 "Specifying buckets is only supported for fixed-bucket tables, but the table "
-                f"bucket mode is {mode}."
+                f"bucket mode is {bucket_mode(table)}."
             )
         if order != "none":
             raise ctx.fail("Specifying buckets is not supported for sort compact.")

@@ -467,11 +467,11 @@ def _compact_key_values(
     if dv is not None:
         for f in unit.files:
             dv.remove_deletion_vector_of(f.file_name)
-        changes_ = dv.persist()
+        index_changes = dv.persist()
         message = replace(
             message,
-            new_index_files=changes_.new_index_files,
-            deleted_index_files=changes_.deleted_index_files,
+            new_index_files=index_changes.new_index_files,
+            deleted_index_files=index_changes.deleted_index_files,
         )
     return message
 
@@ -516,7 +516,7 @@ def _key_values(
     dv: BucketedDvMaintainer | None,
 ) -> pa.Table:
     """The key-value rows of ``files``, without the rows their deletion vectors delete."""
-    split = Split(task.partition, task.partition_values, task.bucket, tuple(files), None)
+    split = _split(task, files)
     if dv is None or not any(dv.deletion_vector_of(f.file_name) for f in files):
         return reader.read_key_values(split)
     tables = []
@@ -860,7 +860,7 @@ def compact_table(
     if buckets is not None and (table.options.bucket <= 0 or order_by):
         raise InvalidArgument(
             "Specifying buckets is only supported for fixed-bucket tables, but the table "
-            f"bucket mode is {_bucket_mode(table)}."
+            f"bucket mode is {bucket_mode(table)}."
             if not order_by
             else "Specifying buckets is not supported for sort compact."
         )
@@ -886,7 +886,7 @@ def compact_table(
         raise
 
 
-def _bucket_mode(table: FileStoreTable) -> str:
+def bucket_mode(table: FileStoreTable) -> str:
     """Java's ``BucketMode`` name of ``table``."""
     bucket = table.options.bucket
     if bucket > 0:

@@ -9,11 +9,14 @@ null values using ``valid_mask``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.format.types import DataType
+from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.format.types import DataField, DataType
 
 CANONICAL_NAN_BITS = 0x7FF8000000000000
 """``Double.doubleToLongBits`` of every NaN."""
@@ -127,3 +130,30 @@ def decimal_long_value(column: pa.Array) -> np.ndarray:
     """Java's ``BigDecimal.longValue()``: the fraction dropped (towards zero), the low 64
     bits kept when the integer part does not fit a long; 0 in null slots."""
     return _filled_int64(pc.cast(column, pa.int64(), safe=False))
+
+
+def indexed_fields(
+    fields: Sequence[DataField], columns: Sequence[str], supported: Collection[str], label: str
+) -> tuple[DataField, ...]:
+    """The fields of ``columns`` an indexer (``ZIndexer``, ``HilbertIndexer``) orders by,
+    checked as Java's constructors check them.
+
+    Raises:
+        InvalidArgument: a column that is not a field.
+        UnsupportedFeature: a field whose type root is not in ``supported`` (``label`` names
+            the indexer in the message).
+    """
+    by_name = {f.name: f for f in fields}
+    missing = [c for c in columns if c not in by_name]
+    if missing:
+        raise InvalidArgument(
+            f"Can't find column: {missing[0]} in row type fields: {list(by_name)}"
+        )
+    chosen = tuple(by_name[c] for c in columns)
+    for field in chosen:
+        if field.type.root not in supported:
+            raise UnsupportedFeature(
+                f"Cannot use column {field.name} of type {field.type} in {label}, "
+                "the type is unsupported"
+            )
+    return chosen

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.types import DataField, DataType
 from paimon_core.operations.sort.arrow_values import (
     BYTE_BIT_LENGTH,
@@ -28,6 +28,7 @@ from paimon_core.operations.sort.arrow_values import (
     byte_prefix,
     decimal_long_value,
     double_bits,
+    indexed_fields,
     java_long,
     valid_mask,
 )
@@ -142,22 +143,11 @@ class HilbertIndexer:
     def __post_init__(self) -> None:
         if len(self.order_columns) < 2:
             raise InvalidArgument("Hilbert sort needs at least two columns.")
-        for field in self.order_fields:
-            if field.type.root not in _SUPPORTED_ROOTS:
-                raise UnsupportedFeature(
-                    f"Cannot use column {field.name} of type {field.type} in Hilbert, "
-                    "the type is unsupported"
-                )
+        self.order_fields  # noqa: B018 (checks the columns now, as Java's constructor)
 
     @cached_property
     def order_fields(self) -> tuple[DataField, ...]:
-        by_name = {f.name: f for f in self.fields}
-        missing = [c for c in self.order_columns if c not in by_name]
-        if missing:
-            raise InvalidArgument(
-                f"Can't find column: {missing[0]} in row type fields: {list(by_name)}"
-            )
-        return tuple(by_name[c] for c in self.order_columns)
+        return indexed_fields(self.fields, self.order_columns, _SUPPORTED_ROOTS, "Hilbert")
 
     @staticmethod
     def column_longs(column: pa.Array | pa.ChunkedArray, data_type: DataType) -> np.ndarray:

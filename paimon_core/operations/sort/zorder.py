@@ -21,13 +21,14 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
+from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.types import DataField, DataType
 from paimon_core.operations.sort.arrow_values import (
     as_array,
     byte_prefix,
     decimal_unscaled_bytes,
     double_bits,
+    indexed_fields,
     java_long,
     valid_mask,
 )
@@ -136,22 +137,11 @@ class ZIndexer:
             raise InvalidArgument(
                 f"zorder.var-length-contribution must be positive: {self.var_type_size}"
             )
-        for field in self.order_fields:
-            if field.type.root not in _SUPPORTED_ROOTS:
-                raise UnsupportedFeature(
-                    f"Cannot use column {field.name} of type {field.type} in ZOrdering, "
-                    "the type is unsupported"
-                )
+        self.order_fields  # noqa: B018 (checks the columns now, as Java's constructor)
 
     @cached_property
     def order_fields(self) -> tuple[DataField, ...]:
-        by_name = {f.name: f for f in self.fields}
-        missing = [c for c in self.order_columns if c not in by_name]
-        if missing:
-            raise InvalidArgument(
-                f"Can't find column: {missing[0]} in row type fields: {list(by_name)}"
-            )
-        return tuple(by_name[c] for c in self.order_columns)
+        return indexed_fields(self.fields, self.order_columns, _SUPPORTED_ROOTS, "ZOrdering")
 
     def _column_size(self, data_type: DataType) -> int:
         return self.var_type_size if data_type.root in _VAR_ROOTS else PRIMITIVE_BUFFER_SIZE
