@@ -30,11 +30,12 @@ import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.merge_options import MergeOptions
 from paimon_core.operations.commit import FileStoreCommit
 from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
-from paimon_core.operations.merge.base import ADD_KINDS, VALUE_KIND, drop_retractions
+from paimon_core.operations.merge.base import VALUE_KIND, drop_retractions
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
-from paimon_core.operations.merge.lookup import lookup_candidates, needs_lookup
+from paimon_core.operations.merge.lookup import lookup_candidates, lookup_changelog, needs_lookup
 from paimon_core.operations.read import ROW_POSITION, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
@@ -391,82 +392,81 @@ def _compact_key_values(
         dv = BucketedDvMaintainer.restore(
             table, _snapshot(table, task.snapshot_id), task.partition, task.bucket
         )
+    output = unit.output_level
     highest = max(f.level for f in task.files)
     max_level = options.num_levels - 1
     # FullChangelogMergeTreeCompactRewriter: what reaches the highest level yields changelog.
-    changelog = (
-        table.options.changelog_producer == "full-compaction" and unit.output_level == max_level
-    )
+    changelog = table.options.changelog_producer == "full-compaction" and output == max_level
     # MergeTreeCompactManager: deletes may go when nothing older lies below the output, and
     # always with deletion vectors (the older rows are marked deleted instead).
-    drop_delete = unit.output_level != 0 and (unit.output_level >= highest or dv is not None)
+    drop_delete = output != 0 and (output >= highest or dv is not None)
     reader = TableRead(table)
     assert reader.merge is not None
+    rewrite = True
     if len(unit.files) == 1:
         (f,) = unit.files
-        if f.level == unit.output_level:
+        if f.level == output:
             return None
-        upgrade = not (drop_delete and (f.delete_row_count or 0) > 0)
-        if upgrade and (f.level > 0 or not options.lookup):
-            # Java's upgrade: one sorted file changes level, its data untouched (a level-0
-            # file of a lookup table is rewritten instead: its keys are looked up); into the
-            # highest level, each of its added records is a +I (CHANGELOG_NO_REWRITE).
-            produced: list[DataFileMeta] = []
-            if changelog:
-                rows = drop_retractions(_key_values(reader, task, [f], dv))
-                produced = _write_changelog(table, task, rows, unit.output_level, on_new_file)
-            return _message(task, [f], [replace(f, level=unit.output_level)], produced)
+        if not (output == max_level and _has_deletes(f)):  # MergeTreeCompactTask.upgrade
+            if f.level > 0 or not options.lookup:
+                # Java's upgrade: one sorted file changes level, its data untouched; into the
+                # highest level, each of its added records is a +I (CHANGELOG_NO_REWRITE).
+                produced: list[DataFileMeta] = []
+                if changelog:
+                    rows = drop_retractions(_key_values(reader, task, [f], dv))
+                    produced = _write_changelog(table, task, rows, output, on_new_file)
+                return _message(task, [f], [replace(f, level=output)], produced)
+            rewrite = _lookup_rewrites(table, f, output, max_level, dv is not None)
+            drop_delete = dv is not None  # the lookup rewriter's forceDropDelete
     keys = list(reader.merge.key_names)
     tables = [_key_values(reader, task, [f], dv) for f in unit.files]
     levels = [f.level for f in unit.files]
-    if reader.merge.lookup:
-        rows, row_levels = lookup_candidates(tables, levels, keys)
-    else:
-        rows = pa.concat_tables(tables)
-        row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
     deduplicate = None
     if table.options.changelog_row_deduplicate:
         ignored = set(table.options.changelog_row_deduplicate_ignore_fields)
         deduplicate = [n for n in table.schema.field_names if n not in ignored]
     changes = None
-    if changelog:
-        top = row_levels == max_level
-        merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
-    else:
-        merged = reader.merge.merge(rows)
-    if options.lookup:
+    if options.lookup and output != 0 and 0 in levels:  # rewriteLookupChangelog
         inputs = {f.file_name for f in unit.files}
-        deeper = [
-            f for f in task.files if f.level > unit.output_level and f.file_name not in inputs
-        ]
-        merged, changes = _lookup(
-            reader, task, merged, rows, row_levels, deeper, dv, deduplicate, changes
-        )
+        deeper = [f for f in task.files if f.level > output and f.file_name not in inputs]
+        merged, changes = _lookup_rewrite(reader, task, tables, levels, deeper, dv, deduplicate)
+    else:
+        if reader.merge.lookup:
+            rows, row_levels = lookup_candidates(tables, levels, keys)
+        else:
+            rows = pa.concat_tables(tables)
+            row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
+        if changelog:
+            top = row_levels == max_level
+            merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
+        else:
+            merged = reader.merge.merge(rows)
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
     produced = []
     with TableWrite(table, on_new_file=on_new_file) as writer:
-        if merged.num_rows:
+        if not rewrite:
+            # CHANGELOG_NO_REWRITE: the lookups ran (deletion vectors, changelog); the file
+            # moves up unchanged.
+            after = [replace(unit.files[0], level=output)]
+        elif merged.num_rows:
             after = writer.write_compacted(
-                task.partition, task.partition_values, task.bucket, merged, level=unit.output_level
+                task.partition, task.partition_values, task.bucket, merged, level=output
             )
         if changes is not None and changes.num_rows:
             try:
                 produced = writer.write_changelog(
-                    task.partition,
-                    task.partition_values,
-                    task.bucket,
-                    changes,
-                    level=unit.output_level,
+                    task.partition, task.partition_values, task.bucket, changes, level=output
                 )
             except BaseException:
-                _delete(table, task, after)
+                _delete(table, task, after if rewrite else [])
                 raise
     message = _message(task, unit.files, after, produced)
     if dv is not None:
-        for f in unit.files:
-            dv.remove_deletion_vector_of(f.file_name)
+        if rewrite:  # notifyRewriteCompactBefore
+            for f in unit.files:
+                dv.remove_deletion_vector_of(f.file_name)
         index_changes = dv.persist()
         message = replace(
             message,
@@ -474,6 +474,31 @@ def _compact_key_values(
             deleted_index_files=index_changes.deleted_index_files,
         )
     return message
+
+
+def _has_deletes(f: DataFileMeta) -> bool:
+    """Java's ``containsDeleteRecords``: retractions in the file, or not known."""
+    return f.delete_row_count is None or f.delete_row_count > 0
+
+
+def _lookup_rewrites(
+    table: FileStoreTable, f: DataFileMeta, output: int, max_level: int, dv: bool
+) -> bool:
+    """Whether the lookup rewriter rewrites a level-0 file it upgrades to ``output``
+    (``LookupMergeTreeCompactRewriter.upgradeStrategy``); either way its keys go through
+    the lookup wrapper. Left unchanged: into the highest level, and on deduplicate tables
+    without ``sequence.field`` (their merge keeps the new record as it is); rewritten: a
+    file format change between the levels, and with deletion vectors retractions (dropped)."""
+    options = table.options
+    formats = options.file_format_per_level
+    if formats.get(0, options.file_format) != formats.get(output, options.file_format):
+        return True
+    if dv and _has_deletes(f):
+        return True
+    if output == max_level:
+        return False
+    deduplicate = options.merge_engine == "deduplicate"
+    return not (deduplicate and not MergeOptions.of_schema(table.schema).sequence_fields)
 
 
 def _split(task: CompactTask, files: Sequence[DataFileMeta]) -> Split:
@@ -529,48 +554,60 @@ def _key_values(
     return pa.concat_tables(tables)
 
 
-def _lookup(
+def _lookup_rewrite(
     reader: TableRead,
     task: CompactTask,
-    merged: pa.Table,
-    rows: pa.Table,
-    row_levels: np.ndarray,
+    tables: Sequence[pa.Table],
+    levels: Sequence[int],
     deeper: Sequence[DataFileMeta],
     dv: BucketedDvMaintainer | None,
     deduplicate: Sequence[str] | None,
-    changes: pa.Table | None,
 ) -> tuple[pa.Table, pa.Table | None]:
-    """Java's lookup compaction (``LookupMergeTreeCompactRewriter``) of a unit written above
-    older levels; returns the merged rows and the changelog.
+    """Java's lookup compaction (``LookupMergeTreeCompactRewriter``) of a unit holding
+    level-0 files (``tables``, one per file of ``levels``) into a level above 0, with the
+    files below the output (``deeper``); returns the merged rows (retractions kept) and the
+    changelog (None unless ``changelog-producer`` = ``lookup``).
 
-    A merged key without a record above level 0 among the inputs is looked up in the levels
-    below the output, newest level first. First-row keeps the older row (the new record is
-    dropped: ``FirstRowMergeFunctionWrapper``); the other engines merge the older record in as
-    the key's oldest (``LookupChangelogMergeFunctionWrapper``), so the output holds the key's
-    whole value, and with deletion vectors mark it deleted. With ``changelog-producer`` =
-    ``lookup`` each key with a level-0 record gets its changelog: the older (or input
-    high-level) record before, the merged one after."""
-    assert reader.merge is not None
-    keys = list(reader.merge.key_names)
-    first_row = reader.merge.engine == "first-row"
-    high = row_levels > 0
-    if merged.num_rows and high.any():
-        wanted = _anti_join(merged.select(keys), rows.filter(pa.array(high)).select(keys), keys)
-    else:
-        wanted = merged.select(keys)
+    Every key goes through the lookup wrapper, without a reducer: its merge function merges
+    lone records too. A key without a record above level 0 among the inputs is looked up in
+    ``deeper``, newest level first (any row kind; rows deleted by a deletion vector left out):
+    first-row then drops the new record (``FirstRowMergeFunctionWrapper``: the key exists);
+    the other engines merge the older record in by sequence
+    (``LookupChangelogMergeFunctionWrapper``), so the output holds the key's whole value,
+    and with deletion vectors mark it deleted. The changelog covers the keys with a level-0
+    record (``lookup_changelog``; first-row: the new keys' records)."""
+    merge = reader.merge
+    assert merge is not None
+    keys = list(merge.key_names)
+    first_row = merge.engine == "first-row"
+    rows = pa.concat_tables(tables)
+    row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
+    high = pa.array(row_levels > 0)
+    high_keys = rows.filter(high).select(keys)
+    wanted = _anti_join(rows.select(keys), high_keys, keys)
     older = _older_records(reader, task, wanted, deeper, dv, mark=dv is not None and not first_row)
+    if older is not None:
+        older = older.select(rows.schema.names).cast(rows.schema)
+    produce = reader.table.options.changelog_producer == "lookup"
+    level0_keys = rows.filter(pc.invert(high)).select(keys)
     if first_row:
+        # FirstRowMergeFunction: null (nothing written) when every record is retracted.
+        merged = drop_retractions(merge.merge(rows, reduce=False))
         if older is not None:
             merged = _anti_join(merged, older.select(keys), keys)
-    elif older is not None:
-        older = older.select(rows.schema.names).cast(rows.schema)
-        again = _semi_join(rows, older.select(keys), keys)
-        rest = _anti_join(merged, older.select(keys), keys)
-        remerged = reader.merge.merge(pa.concat_tables([older, again]))
-        merged = _sorted_by_key(pa.concat_tables([rest, remerged.cast(rest.schema)]), keys)
-    if reader.table.options.changelog_producer != "lookup":
-        return merged, changes
-    return merged, _lookup_changelog(reader, merged, rows, row_levels, older, deduplicate)
+        if not produce:
+            return merged, None
+        return merged, _anti_join(merged, high_keys, keys)
+    candidates, candidate_levels = lookup_candidates(tables, levels, keys)
+    before = candidates.filter(pa.array(candidate_levels > 0))
+    if older is not None:
+        candidates = pa.concat_tables([candidates, older])
+        before = pa.concat_tables([before, older])
+    merged = merge.merge(candidates, reduce=False)
+    if not produce:
+        return merged, None
+    after = _semi_join(merged, level0_keys, keys)
+    return merged, lookup_changelog(after, before, keys, deduplicate)
 
 
 def _older_records(
@@ -581,8 +618,9 @@ def _older_records(
     dv: BucketedDvMaintainer | None,
     mark: bool,
 ) -> pa.Table | None:
-    """The live record of each ``wanted`` key on the newest level of ``deeper`` holding it
-    (rows its deletion vector deletes left out); ``mark``: delete them in ``dv``."""
+    """The record of each ``wanted`` key on the newest level of ``deeper`` holding it (rows
+    its deletion vector deletes left out; retractions too, as Java's lookup files hold
+    them); ``mark``: delete them in ``dv``."""
     keys = wanted.column_names
     found: list[pa.Table] = []
     for level in sorted({f.level for f in deeper}):
@@ -596,7 +634,6 @@ def _older_records(
                     keep = vector.keep_mask(int(f.row_count))
                     positions = rows.column(ROW_POSITION).to_numpy()
                     rows = rows.filter(pa.array(keep[positions]))
-            rows = rows.filter(pc.is_in(rows.column(VALUE_KIND), value_set=ADD_KINDS))
             hits = _semi_join(rows, wanted, keys)
             if not hits.num_rows:
                 continue
@@ -606,39 +643,6 @@ def _older_records(
                 dv.notify_new_deletion(f.file_name, hits.column(ROW_POSITION).to_numpy())
             found.append(hits.drop_columns([ROW_POSITION]))
     return pa.concat_tables(found) if found else None
-
-
-def _lookup_changelog(
-    reader: TableRead,
-    merged: pa.Table,
-    rows: pa.Table,
-    row_levels: np.ndarray,
-    older: pa.Table | None,
-    deduplicate: Sequence[str] | None,
-) -> pa.Table:
-    """``LookupChangelogMergeFunctionWrapper.setChangelog`` for the keys with a level-0
-    record: ``+I`` of a new key, ``-D`` of the record before for a deleted one, ``-U``/``+U``
-    for a changed one (``changelog-producer.row-deduplicate`` drops unchanged ones)."""
-    assert reader.merge is not None
-    keys = list(reader.merge.key_names)
-    level0 = rows.filter(pa.array(row_levels <= 0))
-    if not level0.num_rows:
-        return rows.schema.empty_table()
-    touched = level0.select(keys)
-    before = rows.filter(pa.array(row_levels > 0))
-    if older is not None:
-        before = pa.concat_tables([before, older.select(rows.schema.names).cast(rows.schema)])
-    before = _semi_join(before, touched, keys)
-    if reader.merge.engine == "first-row":
-        new = _anti_join(_semi_join(merged, touched, keys), before.select(keys), keys)
-        kinds = pa.array(np.zeros(new.num_rows, np.int8), pa.int8())
-        return new.set_column(
-            new.schema.get_field_index(VALUE_KIND), pa.field(VALUE_KIND, pa.int8(), False), kinds
-        )
-    candidates = pa.concat_tables([before, level0])
-    top = np.concatenate([np.ones(before.num_rows, bool), np.zeros(level0.num_rows, bool)])
-    _, changes = full_compaction_changelog(candidates, top, reader.merge, deduplicate)
-    return changes
 
 
 def _semi_join(rows: pa.Table, keys: pa.Table, names: Sequence[str]) -> pa.Table:

@@ -147,7 +147,7 @@ class MergeFunction(ABC):
 
         Args:
             rows: key-value rows in merge order (see the module docstring); every group has
-                at least two rows.
+                at least two rows, except in lookup compactions (``reduce=False``).
             groups: the row range of each key.
 
         Returns:
@@ -197,18 +197,20 @@ def merge_key_values(
     key_names: Sequence[str],
     sequence_fields: Sequence[str] = (),
     sequence_ascending: bool = True,
+    reduce: bool = True,
 ) -> pa.Table:
     """Merge key-value rows from any number of files or write batches: one row per key, in
-    key order, retractions kept (see the module docstring)."""
+    key order, retractions kept (see the module docstring). ``reduce=False`` passes lone
+    records to the merge function too, as Java's lookup wrappers do (no reducer there)."""
     if rows.num_rows == 0:
         return rows
     order, keys, work = merge_order(rows, key_names, sequence_fields, sequence_ascending)
     rows = rows.take(order)
     lengths = key_groups(work.select(keys).take(order))
-    if len(lengths) == rows.num_rows:
+    if reduce and len(lengths) == rows.num_rows:
         return rows
     starts = np.cumsum(lengths) - lengths
-    single = lengths == 1
+    single = lengths == 1 if reduce else np.zeros(len(lengths), bool)
     lone = rows.take(pa.array(starts[single]))
     multi_lengths = lengths[~single]
     multi_starts = starts[~single]

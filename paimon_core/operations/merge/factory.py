@@ -41,11 +41,17 @@ class KeyValueMerge:
     engine: str
     lookup: bool = False
 
-    def merge(self, rows: pa.Table) -> pa.Table:
+    def merge(self, rows: pa.Table, reduce: bool = True) -> pa.Table:
         """One row per key of ``rows``, in key order, with the merged ``_SEQUENCE_NUMBER`` and
-        ``_VALUE_KIND`` (retractions kept: ``drop_retractions`` for what a read shows)."""
+        ``_VALUE_KIND`` (retractions kept: ``drop_retractions`` for what a read shows);
+        ``reduce=False``: lone records merged too (``merge_key_values``)."""
         return merge_key_values(
-            rows, self.function, self.key_names, self.sequence_fields, self.sequence_ascending
+            rows,
+            self.function,
+            self.key_names,
+            self.sequence_fields,
+            self.sequence_ascending,
+            reduce,
         )
 
     def merge_for_read(self, rows: pa.Table) -> pa.Table:

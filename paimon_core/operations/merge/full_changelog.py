@@ -43,7 +43,7 @@ from paimon_core.operations.merge.base import (
 if TYPE_CHECKING:
     from paimon_core.operations.merge.factory import KeyValueMerge
 
-__all__ = ["full_compaction_changelog"]
+__all__ = ["full_compaction_changelog", "same_values", "with_kind"]
 
 
 def full_compaction_changelog(
@@ -89,14 +89,14 @@ def full_compaction_changelog(
         candidates = np.flatnonzero(update)
         before = ordered.take(pa.array(top_row[candidates]))
         after = merged.take(pa.array(candidates))
-        update[candidates] = ~_same_values(before, after, deduplicate)
+        update[candidates] = ~same_values(before, after, deduplicate)
     retracted = np.flatnonzero(delete | update)
     added = np.flatnonzero(insert | update)
-    before_rows = _with_kind(
+    before_rows = with_kind(
         ordered.take(pa.array(top_row[retracted], pa.int64())),
         np.where(delete[retracted], DELETE, UPDATE_BEFORE),
     )
-    after_rows = _with_kind(
+    after_rows = with_kind(
         merged.take(pa.array(added, pa.int64())),
         np.where(update[added], UPDATE_AFTER, INSERT),
     )
@@ -107,13 +107,13 @@ def full_compaction_changelog(
     return merged, changelog.take(pa.array(changelog_order, pa.int64()))
 
 
-def _with_kind(rows: pa.Table, kinds: np.ndarray) -> pa.Table:
+def with_kind(rows: pa.Table, kinds: np.ndarray) -> pa.Table:
     index = rows.schema.get_field_index(VALUE_KIND)
     field = pa.field(VALUE_KIND, pa.int8(), False)
     return rows.set_column(index, field, pa.array(kinds.astype(np.int8), pa.int8()))
 
 
-def _same_values(a: pa.Table, b: pa.Table, names: Sequence[str]) -> np.ndarray:
+def same_values(a: pa.Table, b: pa.Table, names: Sequence[str]) -> np.ndarray:
     """Row by row, whether ``a`` and ``b`` hold the same values in ``names`` (nulls equal
     nulls, NaN equals NaN: Java's ``RecordEqualiser`` compares binary values)."""
     same = np.ones(a.num_rows, dtype=bool)

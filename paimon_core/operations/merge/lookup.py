@@ -7,6 +7,10 @@ the key below it. Paimon therefore merges, for such tables (except first-row, wh
 already right), only the key's level-0 records and its record on the lowest level above 0,
 in reads and compactions alike (``PrimaryKeyFileStoreTable.store`` wraps the merge function):
 merging the deeper records again would count an aggregate twice.
+
+A compaction of level-0 files into a level above 0 runs every key through Java's lookup
+wrapper (``LookupChangelogMergeFunctionWrapper``): with ``changelog-producer`` = ``lookup``
+its changelog compares the key's record before (``lookup_changelog``) with the merged one.
 """
 
 from __future__ import annotations
@@ -15,8 +19,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["lookup_candidates", "needs_lookup"]
+from paimon_core.operations.merge.base import (
+    ADD_KINDS,
+    DELETE,
+    INSERT,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    VALUE_KIND,
+)
+from paimon_core.operations.merge.full_changelog import same_values, with_kind
+
+__all__ = ["lookup_candidates", "lookup_changelog", "needs_lookup"]
 
 _LEVEL = "__paimon_level"
 _ROW = "__paimon_row"
@@ -55,3 +70,63 @@ def lookup_candidates(
     if keep.all():
         return rows, row_levels
     return rows.filter(pa.array(keep)), row_levels[keep]
+
+
+def lookup_changelog(
+    after: pa.Table,
+    before: pa.Table,
+    key_names: Sequence[str],
+    deduplicate: Sequence[str] | None = None,
+) -> pa.Table:
+    """``LookupChangelogMergeFunctionWrapper.setChangelog`` of the keys of ``after`` (their
+    merged records, in key order: the keys with a level-0 record), against ``before`` (at
+    most one record per key: the one above level 0, or the one a lookup found).
+
+    A key without a record before, or whose record before is a retraction, gets ``+I`` when
+    its merge adds it; a key whose merge retracts it gets ``-D`` of the record before; else
+    ``-U`` (before) and ``+U`` (after), unless ``deduplicate`` (the columns compared by
+    ``changelog-producer.row-deduplicate``) finds them equal. Returns ``after``'s schema,
+    in key order, each key's ``-U`` before its ``+U``."""
+    keys = list(key_names)
+    if not after.num_rows:
+        return after
+    match = np.full(after.num_rows, -1, np.int64)
+    if before.num_rows:
+        a = after.select(keys).append_column(_ROW, pa.array(np.arange(after.num_rows)))
+        b = before.select(keys).append_column(_LEVEL, pa.array(np.arange(before.num_rows)))
+        joined = a.join(b, keys, join_type="inner")
+        match[joined.column(_ROW).to_numpy()] = joined.column(_LEVEL).to_numpy()
+    present = match >= 0
+    earlier = before.take(pa.array(np.where(present, match, 0))) if before.num_rows else None
+    before_add = present.copy()
+    if earlier is not None:
+        before_add &= _adds(earlier)
+    after_add = _adds(after)
+    insert = ~before_add & after_add
+    delete = before_add & ~after_add
+    update = before_add & after_add
+    if deduplicate is not None and update.any():
+        assert earlier is not None
+        changed = np.flatnonzero(update)
+        index = pa.array(changed)
+        update[changed] = ~same_values(earlier.take(index), after.take(index), deduplicate)
+    retracted = np.flatnonzero(delete | update)
+    added = np.flatnonzero(insert | update)
+    parts = []
+    if len(retracted):
+        assert earlier is not None
+        kinds = np.where(delete[retracted], DELETE, UPDATE_BEFORE)
+        parts.append(with_kind(earlier.take(pa.array(retracted)), kinds))
+    kinds = np.where(update[added], UPDATE_AFTER, INSERT)
+    parts.append(with_kind(after.take(pa.array(added, pa.int64())), kinds))
+    changelog = pa.concat_tables(parts)
+    group = np.concatenate([retracted, added])
+    side = np.concatenate([np.zeros(len(retracted), np.int64), np.ones(len(added), np.int64)])
+    return changelog.take(pa.array(np.lexsort((side, group)), pa.int64()))
+
+
+def _adds(rows: pa.Table) -> np.ndarray:
+    return np.asarray(
+        pc.is_in(rows.column(VALUE_KIND), value_set=ADD_KINDS).to_numpy(zero_copy_only=False),
+        dtype=bool,
+    )

@@ -1,32 +1,45 @@
-"""Random histories of primary-key tables of every merge engine the writer takes, against a
-plain-Python model of Paimon's merge semantics (Apache Paimon 2.0, the latest release).
+"""Random histories of primary-key tables of every merge engine, against a plain-Python model of
+Paimon's merge semantics (Apache Paimon 2.0, the latest release).
 
 A ``RuleBasedStateMachine`` upserts and deletes (+I, +U, -U, -D records, several per key in
 one commit), compacts (full and minor, ``compact_table`` with its in-process runner), expires
 snapshots, rolls back (to a snapshot or a tag) and creates and deletes tags, on a table with
 two buckets, keys 0..7 and, in some examples, two partitions. After every step each live
 snapshot and tag must read exactly the rows the model gives for it, list exactly the data
-files (at the levels) the model holds for it, and no file it needs may be missing.
+files (at the levels) the model holds for it, have exactly the deletion vectors the model
+holds for it, and no file it needs may be missing (``check_table`` finds no problem after
+expiry, rollback and tag deletion).
 
 Why the model keeps the LSM tree's shape rather than one row per key: Paimon's result is not a
 function of the records alone. A key's records are merged in groups (the records of one key in
 one commit by the writer's buffer, the files of a compaction unit), a lone record is never
-passed to the merge function (a lone ``-D`` stays a ``-D``), and a compaction that rewrites
-every file of its bucket drops the retractions it produces, which later records then no longer
-merge with. So the model holds, for every key, one record per data file that has it, and merges
-exactly the groups Paimon merges. Which files a minor compaction picks (universal compaction
-over file sizes) is the one thing taken from the table: the model reads the files a COMPACT
-snapshot removed and added, and predicts everything else (what each new file holds, whether
-retractions are dropped, every read).
+passed to the merge function by a reducer (a lone ``-D`` stays a ``-D``), and a compaction
+that rewrites every file of its bucket drops the retractions it produces, which later records
+then no longer merge with. So the model holds, for every key, one record per data file that has
+it, and merges exactly the groups Paimon merges. Which files a compaction picks (universal
+compaction over file sizes) is the one thing taken from the table's own picker: the model
+predicts everything else (what each new file holds, which files are upgraded unchanged,
+whether retractions are dropped, which rows deletion vectors delete, every read).
+
+Lookup tables (``first-row``, ``deletion-vectors.enabled``, ``changelog-producer`` =
+``lookup``: Java's ``CoreOptions.needLookup``) follow Java's ``LookupMergeTreeCompactRewriter``:
+a compaction holding level-0 files into a level above 0 passes every key through the lookup
+wrapper (``LookupChangelogMergeFunctionWrapper``, ``FirstRowMergeFunctionWrapper``), with no
+reducer: lone records are merged too, and a key without a record above level 0 in the unit
+is looked up in the levels below the output (its record merged in as the oldest, and deleted
+by a deletion vector; first-row drops the new record instead). Their merge function sees only
+a key's level-0 records and its record on the lowest level above 0 (``LookupMergeFunction``),
+and batch reads of first-row and deletion-vector tables skip level 0. Each configuration runs
+with ``write-only`` (compaction only by the ``compact`` rule) and without (every write compacts
+the buckets it wrote, lookup tables forcing level 0 up: ``ForceUpLevel0Compaction``).
 
 The merge functions below restate Java's ``DeduplicateMergeFunction``,
-``PartialUpdateMergeFunction``, ``AggregateMergeFunction`` and ``Field*Agg`` of Paimon 2.0
-(docs/docs/primary-key-table/merge-engine/*.md) without using ``operations/merge``. first-row
-and deletion-vector tables are left out until the writer takes them: each is one more
-``Engine`` in ``ENGINES``. Each engine is its own test of a few examples, so that every run
-covers every engine in well under a minute. What the machine found is pinned by regression
-tests next to the merge functions (``test_a_first_retraction_fills_the_row``,
-``test_listagg_delimiter_and_distinct``).
+``PartialUpdateMergeFunction``, ``AggregateMergeFunction``, ``FirstRowMergeFunction`` and
+``Field*Agg`` of Paimon 2.0 (docs/docs/primary-key-table/merge-engine/*.md) without using
+``operations/merge``. Each configuration is its own test of a few examples, so that every run
+covers every engine in about a minute. What the machine found is pinned by regression tests
+next to the code it fixed (``test_a_first_retraction_fills_the_row``,
+``test_listagg_delimiter_and_distinct``, and in ``test_lookup_compaction.py``).
 """
 
 from __future__ import annotations
@@ -54,14 +67,26 @@ from hypothesis.stateful import (
 )
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.format.manifest import FileKind, ManifestEntry
-from paimon_core.format.snapshot import Snapshot
+from paimon_core.format.manifest import DataFileMeta, FileKind, ManifestEntry
+from paimon_core.format.snapshot import CommitKind, Snapshot
 from paimon_core.lifecycle import rollback as rb
 from paimon_core.lifecycle import tag_management as tm
+from paimon_core.lifecycle.check import check_table
 from paimon_core.lifecycle.expire import expire_snapshots
 from paimon_core.lifecycle.file_deletion import TableFiles, files_in_use
-from paimon_core.operations.compact import compact_table
+from paimon_core.operations.compact import (
+    CompactOptions,
+    CompactUnit,
+    compact_table,
+    level_sorted_runs,
+    pick_full_compaction,
+)
+from paimon_core.operations.deletion_vectors import (
+    deletion_vectors_index,
+    snapshot_deletion_files,
+)
 from paimon_core.operations.live_files import LiveFiles, cover
+from paimon_core.operations.scan import TableScan
 from paimon_core.table import FileStoreTable
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
@@ -73,6 +98,7 @@ BUCKETS = 2
 
 Key = tuple[Any, ...]  # (k,) or (dt, k)
 Row = tuple[Any, ...]
+Bucket = tuple[bytes, int]  # (partition, bucket)
 
 
 @dataclass(frozen=True)
@@ -111,6 +137,19 @@ class Deduplicate(Merge):
             adds = [r for r in recs if not r.retract]
             return adds[-1] if adds else None
         return recs[-1]
+
+
+@dataclass(frozen=True)
+class FirstRow(Merge):
+    """The first +I/+U wins. Retractions are skipped with ``ignore-delete`` (the writer drops
+    them before they reach a file) and refused otherwise (not generated here)."""
+
+    ignore_delete: bool = False
+
+    def merge(self, recs: Sequence[Rec]) -> Rec | None:
+        adds = [r for r in recs if not r.retract]
+        assert self.ignore_delete or len(adds) == len(recs), "first-row refuses retractions"
+        return adds[0] if adds else None
 
 
 @dataclass(frozen=True)
@@ -348,7 +387,31 @@ class Engine:
 
     @property
     def ignore_delete(self) -> bool:
-        return self.options.get("ignore-delete") == "true"
+        return "true" in (self.options.get("ignore-delete"), self.options.get(FIRST_ROW_IGNORE))
+
+    @property
+    def first_row(self) -> bool:
+        return self.options.get("merge-engine") == "first-row"
+
+    @property
+    def dv(self) -> bool:
+        return self.options.get("deletion-vectors.enabled") == "true"
+
+    @property
+    def lookup(self) -> bool:
+        """Java's ``CoreOptions.needLookup``."""
+        return self.first_row or self.dv or self.options.get("changelog-producer") == "lookup"
+
+    @property
+    def skip_level0(self) -> bool:
+        """Java's ``batchScanSkipLevel0``."""
+        return self.first_row or self.dv
+
+    @property
+    def deduplicate_without_sequence(self) -> bool:
+        """A level-0 file upgrades unchanged into any level (``upgradeStrategy``)."""
+        engine = self.options.get("merge-engine", "deduplicate")
+        return engine == "deduplicate" and self.sequence_field is None
 
     def order(self, rec: Rec) -> tuple:
         """Merge order: the sequence field (nulls first), then the sequence number."""
@@ -357,10 +420,22 @@ class Engine:
         value = rec.values[[c.name for c in self.columns].index(self.sequence_field)]
         return (value is not None, value if value is not None else 0, rec.n)
 
-    def merged(self, recs: Sequence[Rec]) -> Rec | None:
-        """The records of one key merged as Paimon's reducer does: a lone one as it is."""
-        recs = sorted(recs, key=self.order)
-        return recs[0] if len(recs) == 1 else self.merge.merge(recs)
+    def candidates(self, recs: Sequence[tuple[int, Rec]]) -> list[Rec]:
+        """``(level, record)`` pairs of one key -> what its merge function sees, in merge order:
+        on lookup tables but first-row (``LookupMergeFunction``) the level-0 records and the
+        one on the lowest level above 0, else all."""
+        ordered = sorted(recs, key=lambda lr: self.order(lr[1]))
+        if not self.lookup or self.first_row:
+            return [r for _, r in ordered]
+        high = min((lv for lv, _ in ordered if lv > 0), default=None)
+        return [r for lv, r in ordered if lv <= 0 or lv == high]
+
+    def reduced(self, recs: Sequence[tuple[int, Rec]]) -> Rec | None:
+        """A key's ``(level, record)`` pairs merged as a reducer does (reads, the writer's
+        buffer, compactions without lookup): a lone record as it is."""
+        if len(recs) == 1:
+            return recs[0][1]
+        return self.merge.merge(self.candidates(recs))
 
 
 INTS = (None, 0, 1, 2, 3)
@@ -387,17 +462,35 @@ GROUP_OPTIONS = {
 }
 GROUP_NAMES = tuple(c.name for c in GROUP_COLUMNS)
 
+DEDUP_COLUMNS = (Column("v", pa.string(), STRS), Column("w", pa.int32(), INTS))
+SEQ_COLUMNS = (Column("s", pa.int32(), SEQ), Column("v", pa.string(), STRS))
+AGG_OPTIONS = {
+    "merge-engine": "aggregation",
+    "fields.s.aggregate-function": "sum",
+    "fields.m.aggregate-function": "max",
+    "fields.m.ignore-retract": "true",
+    "fields.g.aggregate-function": "listagg",
+    "fields.g.ignore-retract": "true",
+    "fields.g.list-agg-delimiter": "|",
+}  # l: last_non_null_value, the default
+AGG_COLUMNS = (
+    Column("s", pa.int64(), (None, -2, 1, 3)),
+    Column("m", pa.int32(), INTS),
+    Column("l", pa.string(), STRS),
+    Column("g", pa.string(), ("p", "q", "", " ", None)),
+)
+AGG_MERGE = Aggregate((Sum(), IgnoreRetract(Max()), LastNonNull(), IgnoreRetract(Listagg("|"))))
+DV = {"deletion-vectors.enabled": "true"}
+LOOKUP_CHANGELOG = {"changelog-producer": "lookup"}
+FIRST_ROW_IGNORE = "first-row.ignore-delete"  # the fallback key of ignore-delete
+ADDS = (INSERT,) * 3 + (UPDATE_AFTER,)
+
 ENGINES = (
-    Engine(
-        "deduplicate",
-        {},
-        (Column("v", pa.string(), STRS), Column("w", pa.int32(), INTS)),
-        Deduplicate(),
-    ),
+    Engine("deduplicate", {}, DEDUP_COLUMNS, Deduplicate()),
     Engine(
         "deduplicate-sequence-field",
         {"sequence.field": "s"},
-        (Column("s", pa.int32(), SEQ), Column("v", pa.string(), STRS)),
+        SEQ_COLUMNS,
         Deduplicate(),
         sequence_field="s",
     ),
@@ -431,29 +524,68 @@ ENGINES = (
         GROUP_COLUMNS,
         PartialUpdate(GROUP_NAMES, GROUPS, remove_record_on_group=frozenset({"g2"})),
     ),
+    Engine("aggregation", AGG_OPTIONS, AGG_COLUMNS, AGG_MERGE),
+)
+
+LOOKUP_ENGINES = (
+    Engine("first-row", {"merge-engine": "first-row"}, DEDUP_COLUMNS, FirstRow(), kinds=ADDS),
     Engine(
-        "aggregation",
+        "first-row-ignore-delete",
+        {"merge-engine": "first-row", FIRST_ROW_IGNORE: "true"},
+        DEDUP_COLUMNS,
+        FirstRow(ignore_delete=True),
+    ),
+    Engine(
+        "first-row-changelog-lookup",
+        {"merge-engine": "first-row", "ignore-delete": "true", **LOOKUP_CHANGELOG},
+        DEDUP_COLUMNS,
+        FirstRow(ignore_delete=True),
+    ),
+    Engine("deduplicate-dv", DV, DEDUP_COLUMNS, Deduplicate()),
+    Engine(
+        "deduplicate-sequence-field-dv",
+        {"sequence.field": "s", **DV},
+        SEQ_COLUMNS,
+        Deduplicate(),
+        sequence_field="s",
+    ),
+    Engine(
+        "partial-update-remove-record-on-delete-dv",
         {
-            "merge-engine": "aggregation",
-            "fields.s.aggregate-function": "sum",
-            "fields.m.aggregate-function": "max",
-            "fields.m.ignore-retract": "true",
-            "fields.g.aggregate-function": "listagg",
-            "fields.g.ignore-retract": "true",
-            "fields.g.list-agg-delimiter": "|",
-        },  # l: last_non_null_value, the default
-        (
-            Column("s", pa.int64(), (None, -2, 1, 3)),
-            Column("m", pa.int32(), INTS),
-            Column("l", pa.string(), STRS),
-            Column("g", pa.string(), ("p", "q", "", " ", None)),
-        ),
-        Aggregate((Sum(), IgnoreRetract(Max()), LastNonNull(), IgnoreRetract(Listagg("|")))),
+            "merge-engine": "partial-update",
+            "partial-update.remove-record-on-delete": "true",
+            **DV,
+        },
+        PU_COLUMNS,
+        PartialUpdate(("a", "b", "c"), remove_record_on_delete=True),
+    ),
+    Engine(
+        "partial-update-sequence-group-dv",
+        {**GROUP_OPTIONS, **DV},
+        GROUP_COLUMNS,
+        PartialUpdate(GROUP_NAMES, GROUPS),
+    ),
+    Engine("aggregation-dv", {**AGG_OPTIONS, **DV}, AGG_COLUMNS, AGG_MERGE),
+    Engine("deduplicate-changelog-lookup", LOOKUP_CHANGELOG, DEDUP_COLUMNS, Deduplicate()),
+    Engine(
+        "partial-update-sequence-group-changelog-lookup",
+        {**GROUP_OPTIONS, **LOOKUP_CHANGELOG},
+        GROUP_COLUMNS,
+        PartialUpdate(GROUP_NAMES, GROUPS),
+    ),
+    Engine(
+        "aggregation-changelog-lookup", {**AGG_OPTIONS, **LOOKUP_CHANGELOG}, AGG_COLUMNS, AGG_MERGE
     ),
 )
 
 
 # -------------------------------------------------------------------------------- model
+
+
+def _changelog_order(record: tuple[Key, int, tuple[Any, ...]]) -> tuple:
+    """Key order, then a key's -U before its +U (values compared as text: they may be None)."""
+    key, kind, values = record
+    return (repr(key), kind != UPDATE_BEFORE, kind, repr(values))
 
 
 @dataclass(frozen=True)
@@ -472,10 +604,18 @@ class FileRow:
     values: tuple[Any, ...]
 
 
+AS_IS, PLAIN, LOOKUP, LOOKUP_AS_IS = "as-is", "plain", "lookup", "lookup-as-is"
+"""How a compaction treats its unit (``MergeTreeCompactTask``, the rewriters'
+``upgradeStrategy``): one file upgraded unchanged; a rewrite through a reducer; a rewrite
+through the lookup wrapper; one level-0 file upgraded unchanged after the lookup wrapper ran
+(its lookups delete older rows, its changelog is written)."""
+
+
 class EngineModelMachine(RuleBasedStateMachine):
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, write_only: bool = True) -> None:
         super().__init__()
         self.engine = engine
+        self.write_only = write_only
         self.dir = tempfile.mkdtemp(prefix="engine-model-")
         self.table: FileStoreTable | None = None
         self.snapshots: dict[int, State] = {}
@@ -503,10 +643,17 @@ class EngineModelMachine(RuleBasedStateMachine):
         return ["dt", "k"] if self.partitioned else ["k"]
 
     def _rows(self, state: State) -> list[Row]:
-        """What a read of ``state`` shows: each key's records merged, retractions dropped."""
+        """What a batch read of ``state`` shows: each key's records (level 0 skipped on
+        first-row and deletion-vector tables) merged, retractions dropped."""
         out = []
+        engine = self.engine
         for key, entries in state.entries.items():
-            result = self.engine.merged([r for _, r in entries])
+            recs = [(state.levels[f], r) for f, r in entries]
+            if engine.skip_level0:
+                recs = [(lv, r) for lv, r in recs if lv > 0]
+            if engine.dv:  # every older row of a key is deleted by its deletion vector
+                assert len(recs) <= 1, (key, entries)
+            result = engine.reduced(recs) if recs else None
             if result is not None and not result.retract:
                 out.append((*key, *result.values))
         return sorted(out, key=repr)
@@ -605,7 +752,9 @@ class EngineModelMachine(RuleBasedStateMachine):
             primary_keys=self._key_names(),
             options={
                 "bucket": str(BUCKETS),
-                "write-only": "true",  # no commit-time expiry or compaction: rules do those
+                # Without write-only every write compacts the buckets it wrote; commit-time
+                # expiry keeps everything (10 snapshots at least, each for an hour).
+                "write-only": str(self.write_only).lower(),
                 "num-sorted-run.compaction-trigger": str(trigger),
                 "compaction.max-size-amplification-percent": amplification,
                 "compaction.size-ratio": ratio,
@@ -653,6 +802,12 @@ class EngineModelMachine(RuleBasedStateMachine):
         sid = self.table.write_arrow(
             pa.Table.from_pylist(rows, schema=self.schema), row_kinds=kinds
         )
+        compacted = None
+        if sid is not None:
+            snapshot = self.table.snapshot_manager.snapshot(sid)
+            if snapshot.commit_kind == CommitKind.COMPACT:
+                assert not self.write_only
+                compacted, sid = sid, sid - 1
         if engine.ignore_delete:  # the writer drops retractions unwritten (TableWriteImpl)
             records = [(key, r) for key, r in records if not r.retract]
         if not records:
@@ -663,12 +818,12 @@ class EngineModelMachine(RuleBasedStateMachine):
             batch.setdefault(key, []).append(rec)
         expected = {}
         for key, recs in batch.items():  # the writer's buffer merges each key's records
-            merged = engine.merged(recs)
+            merged = engine.reduced([(-1, r) for r in recs])
             if merged is not None:
                 expected[key] = merged
         assert sid is not None
         adds, deletes = self._delta(sid)
-        assert not deletes
+        assert not deletes and not self._changelog(sid)  # lookup: compactions make it
         placed = self._place(adds, expected)
         entries = dict(self.state.entries)
         for key, rec in expected.items():
@@ -678,6 +833,8 @@ class EngineModelMachine(RuleBasedStateMachine):
             assert e.file.level == 0
             levels[e.file.file_name] = 0
         self._commit(sid, State(entries, levels))
+        if compacted is not None:
+            self._commit(compacted, self._compacted(compacted, self.state, full=False))
 
     @rule(full=st.sampled_from([False, False, True]))
     def compact(self, full: bool) -> None:
@@ -685,48 +842,197 @@ class EngineModelMachine(RuleBasedStateMachine):
         sid = compact_table(self.table, full=full)
         state = self.state
         if sid is not None:
-            state = self._compacted(sid, state)
+            state = self._compacted(sid, state, full)
             self._commit(sid, state)
         if full:  # one sorted run at the max level in every bucket, no retractions
             assert set(state.levels.values()) <= {self.max_level}
             for key, entries in state.entries.items():
                 assert len(entries) == 1 and not entries[0][1].retract, (key, entries)
 
-    def _compacted(self, sid: int, state: State) -> State:
-        """The state after the COMPACT snapshot ``sid``: per bucket, each key's records in the
-        removed files merged into one (dropped when a retraction and the compaction rewrote
-        every file of the bucket: nothing older is left below it)."""
+    def _compacted(self, sid: int, state: State, full: bool) -> State:
+        """The state after the COMPACT snapshot ``sid`` (made by a full or minor compaction of
+        the state before it): per bucket compacted, the unit the table's picker gives (which
+        must be the files removed) treated as Java treats it."""
+        assert self.table is not None
         adds, deletes = self._delta(sid)
         assert deletes
-        units: dict[tuple[bytes, int], set[str]] = {}
+        units: dict[Bucket, set[str]] = {}
         for e in deletes:
             assert state.levels.get(e.file.file_name) == e.file.level, e.file.file_name
             units.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
-        entries = dict(state.entries)
-        levels = {
-            f: lv for f, lv in state.levels.items() if not any(f in u for u in units.values())
-        }
-        for bucket, removed in units.items():
-            in_bucket = {f for f in state.levels if self.file_bucket[f] == bucket}
-            drop = removed == in_bucket
-            expected: dict[Key, Rec] = {}
-            for key, key_entries in state.entries.items():
-                inside = [r for f, r in key_entries if f in removed]
-                if not inside:
-                    continue
-                merged = self.engine.merged(inside)
-                entries[key] = tuple((f, r) for f, r in key_entries if f not in removed)
-                if merged is not None and not (drop and merged.retract):
-                    expected[key] = merged
-            outputs = [e for e in adds if (e.partition, e.bucket) == bucket]
-            placed = self._place(outputs, expected)
-            for key, rec in expected.items():
-                entries[key] = (*entries[key], (placed[key], rec))
-            for e in outputs:
-                assert e.file.level > 0
-                levels[e.file.file_name] = e.file.level
         assert all((e.partition, e.bucket) in units for e in adds)
+        files: dict[Bucket, list[DataFileMeta]] = {}
+        parent = self.table.snapshot_manager.snapshot(sid - 1)
+        for e in TableScan(self.table).read_entries(parent):
+            files.setdefault((e.partition, e.bucket), []).append(e.file)
+        options = CompactOptions.of(self.table, full)
+        entries = dict(state.entries)
+        levels = dict(state.levels)
+        changelog = self._changelog(sid)
+        for bucket, removed in units.items():
+            unit = self._pick(files[bucket], options)
+            assert unit is not None and {f.file_name for f in unit.files} == removed
+            outputs = [e for e in adds if (e.partition, e.bucket) == bucket]
+            expected = self._compact_unit(
+                state, entries, levels, removed, unit.output_level, outputs
+            )
+            assert changelog.pop(bucket, []) == expected, bucket
+        assert not changelog
         return State({k: v for k, v in entries.items() if v}, levels)
+
+    def _changelog(self, sid: int) -> dict[Bucket, list[tuple[Key, int, tuple[Any, ...]]]]:
+        """The changelog files snapshot ``sid`` lists: per bucket, its records in key order."""
+        assert self.table is not None
+        snapshot = self.table.snapshot_manager.snapshot(sid)
+        out: dict[Bucket, list[tuple[Key, int, tuple[Any, ...]]]] = {}
+        if not snapshot.changelog_manifest_list:
+            return out
+        for meta in self.table.manifest_list.read(snapshot.changelog_manifest_list):
+            for e in self.table.manifest_file.read(meta.file_name):
+                assert e.kind == FileKind.ADD
+                rows = out.setdefault((e.partition, e.bucket), [])
+                rows += [(r.key, r.kind, r.values) for r in self._file_rows(e)]
+        return {b: sorted(rows, key=_changelog_order) for b, rows in out.items()}
+
+    @staticmethod
+    def _pick(files: Sequence[DataFileMeta], options: CompactOptions) -> CompactUnit | None:
+        """The table's picker: full compaction, or universal compaction (lookup tables forcing
+        level 0 up when it picks nothing: ``ForceUpLevel0Compaction``)."""
+        runs = level_sorted_runs(files)
+        if options.full:
+            return pick_full_compaction(options.num_levels, runs)
+        unit = options.universal.pick(options.num_levels, runs)
+        if unit is None and options.lookup:
+            unit = options.universal.force_pick_l0(options.num_levels, runs)
+        return unit
+
+    def _strategy(self, state: State, removed: set[str], output: int) -> tuple[str, bool]:
+        """How Java compacts ``removed`` into level ``output`` and whether it drops the
+        retractions it writes (``MergeTreeCompactManager``: when nothing older lies below,
+        and always with deletion vectors; ``MergeTreeCompactTask.upgrade``; the lookup
+        rewriter's ``rewriteLookupChangelog`` and ``upgradeStrategy``)."""
+        engine = self.engine
+        bucket = self.file_bucket[next(iter(removed))]
+        highest = max(lv for f, lv in state.levels.items() if self.file_bucket[f] == bucket)
+        drop = output != 0 and (output >= highest or engine.dv)
+        level0 = any(state.levels[f] == 0 for f in removed)
+        rewrite = LOOKUP if engine.lookup and output != 0 and level0 else PLAIN
+        if len(removed) > 1:
+            return rewrite, drop
+        (name,) = removed
+        retracts = any(row.kind in RETRACT for row in self.file_rows[name])
+        if output == self.max_level and retracts:
+            return rewrite, drop
+        if not engine.lookup or state.levels[name] != 0:
+            return AS_IS, drop
+        if engine.dv and retracts:
+            return LOOKUP, True
+        if output == self.max_level or engine.deduplicate_without_sequence:
+            return LOOKUP_AS_IS, drop
+        return LOOKUP, engine.dv
+
+    def _compact_unit(
+        self,
+        state: State,
+        entries: dict[Key, tuple[tuple[str, Rec], ...]],
+        levels: dict[str, int],
+        removed: set[str],
+        output: int,
+        outputs: Sequence[ManifestEntry],
+    ) -> list[tuple[Key, int, tuple[Any, ...]]]:
+        """``entries`` and ``levels`` after compacting the files ``removed`` (a unit of one
+        bucket, taken from ``state``) into level ``output``; ``outputs``: the files the table
+        added for it. Returns the changelog the compaction writes (in key order)."""
+        mode, drop = self._strategy(state, removed, output)
+        for name in removed:
+            del levels[name]
+        if mode in (AS_IS, LOOKUP_AS_IS):
+            (name,) = removed
+            assert [(e.file.file_name, e.file.level) for e in outputs] == [(name, output)]
+            levels[name] = output
+        expected: dict[Key, Rec] = {}
+        changelog: list[tuple[Key, int, tuple[Any, ...]]] = []
+        for key, key_entries in state.entries.items():
+            inside = [(state.levels[f], r) for f, r in key_entries if f in removed]
+            if not inside or mode == AS_IS:
+                continue
+            if mode == PLAIN:
+                result, older = self.engine.reduced(inside), None
+            else:
+                result, older, changes = self._lookup_merge(
+                    state, key_entries, inside, removed, output
+                )
+                changelog += [(key, kind, values) for kind, values in changes]
+            kept = [(f, r) for f, r in key_entries if f not in removed and (f, r) != older]
+            if mode == LOOKUP_AS_IS:
+                kept += [(f, r) for f, r in key_entries if f in removed]
+            elif result is not None and not (drop and result.retract):
+                expected[key] = result
+            entries[key] = tuple(kept)
+        changelog.sort(key=_changelog_order)
+        if mode in (AS_IS, LOOKUP_AS_IS):
+            return changelog
+        assert all(e.file.file_name not in removed for e in outputs)
+        placed = self._place(outputs, expected)
+        for key, rec in expected.items():
+            entries[key] = (*entries[key], (placed[key], rec))
+        for e in outputs:
+            assert e.file.level == output > 0
+            levels[e.file.file_name] = output
+        return changelog
+
+    def _lookup_merge(
+        self,
+        state: State,
+        key_entries: Sequence[tuple[str, Rec]],
+        inside: Sequence[tuple[int, Rec]],
+        removed: set[str],
+        output: int,
+    ) -> tuple[Rec | None, tuple[str, Rec] | None, list[tuple[int, tuple[Any, ...]]]]:
+        """One key through the lookup wrapper: its result (None: nothing written), with
+        deletion vectors the older record the lookup deletes, and its changelog
+        (``changelog-producer`` = ``lookup``).
+
+        The merge function sees every key, lone or not. A key with no record above level 0
+        in the unit is looked up in the levels below ``output`` (the newest level holding a
+        live record of it, retractions included): first-row then writes nothing (the key
+        exists), the other engines merge that record in as the oldest. A key with a level-0
+        record gets changelog: first-row the record of a new key; the others compare the
+        record before (the one above level 0, or found below; none when a retraction) with
+        the result (``setChangelog``)."""
+        engine = self.engine
+        below = sorted(
+            ((state.levels[f], f, r) for f, r in key_entries),
+            key=lambda t: t[0],
+        )
+        below = [t for t in below if t[1] not in removed and t[0] > output]
+        high = [(lv, r) for lv, r in inside if lv > 0]
+        produce = engine.options.get("changelog-producer") == "lookup"
+        changes: list[tuple[int, tuple[Any, ...]]] = []
+        if engine.first_row:  # FirstRowMergeFunctionWrapper
+            if not high and below:
+                return None, None, changes
+            result = engine.merge.merge(engine.candidates(inside))
+            if produce and not high and result is not None:
+                changes.append((result.kind, result.values))
+            return result, None, changes
+        candidates = engine.candidates(inside)
+        before = min(high, key=lambda lr: lr[0])[1] if high else None
+        older = None
+        if not high and below:
+            _, name, before = below[0]
+            candidates = sorted([*candidates, before], key=engine.order)
+            older = (name, before) if engine.dv else None
+        result = engine.merge.merge(candidates)
+        if produce and any(lv == 0 for lv, _ in inside) and result is not None:
+            if before is None or before.retract:
+                if not result.retract:
+                    changes.append((INSERT, result.values))
+            elif result.retract:
+                changes.append((DELETE, before.values))
+            else:
+                changes += [(UPDATE_BEFORE, before.values), (UPDATE_AFTER, result.values)]
+        return result, older, changes
 
     @rule(retain=st.sampled_from([1, 1, 2, 3]))
     def expire(self, retain: int) -> None:
@@ -738,6 +1044,7 @@ class EngineModelMachine(RuleBasedStateMachine):
         assert result.expired == len(expired)
         for sid in expired:
             del self.snapshots[sid]
+        self._check_table()
 
     @precondition(lambda self: self.snapshots)
     @rule(name=st.sampled_from(TAGS), data=st.data())
@@ -758,6 +1065,7 @@ class EngineModelMachine(RuleBasedStateMachine):
         name = data.draw(st.sampled_from(sorted(self.tags)))
         tm.delete_tags(self.table, name)
         del self.tags[name]
+        self._check_table()
 
     def _rollback_targets(self) -> list[tuple[str, Any]]:
         """Tags and snapshot ids (live, or expired and held by a tag) other than the latest."""
@@ -785,6 +1093,7 @@ class EngineModelMachine(RuleBasedStateMachine):
         self.snapshots = {s: v for s, v in self.snapshots.items() if s < sid}
         self.snapshots[sid] = state
         self.tags = {n: t for n, t in self.tags.items() if t[0] <= sid}
+        self._check_table()
 
     # ------------------------------------------------------------------ invariant
 
@@ -817,9 +1126,35 @@ class EngineModelMachine(RuleBasedStateMachine):
                 # Every file it needs: data files (as the model lists them), manifests, lists.
                 paths = {*self._live_paths(table, files, snapshot, state)}
                 paths |= files_in_use(table, [snapshot], files).all_paths()
+                self._check_deletion_vectors(table, snapshot, state)
                 self.verified[key] = (expected, sorted(paths))
             missing = [p for p in self.verified[key][1] if not os.path.exists(p)]
             assert not missing, (options, missing)
+
+    def _check_deletion_vectors(
+        self, table: FileStoreTable, snapshot: Snapshot, state: State
+    ) -> None:
+        """The snapshot's deletion vectors delete exactly the rows of its files that the
+        model holds no more (none without deletion vectors)."""
+        live = {(f, key) for key, entries in state.entries.items() for f, _ in entries}
+        expected = {}
+        for name in state.levels:
+            deleted = [
+                i for i, row in enumerate(self.file_rows[name]) if (name, row.key) not in live
+            ]
+            if deleted:
+                expected[name] = deleted
+        index = snapshot_deletion_files(table, snapshot)
+        files = [d for bucket in index.values() for d in bucket.values()]
+        vectors = deletion_vectors_index(table).read_many(files) if files else {}
+        actual = {n: v.positions.tolist() for n, v in vectors.items() if not v.is_empty()}
+        assert actual == expected, snapshot.snapshot_id
+        assert self.engine.dv or not files
+
+    def _check_table(self) -> None:
+        """Nothing a live snapshot or tag needs is missing or broken, DV index files included."""
+        assert self.table is not None
+        assert check_table(FileStoreTable.load(self.table.path), deep=True) == []
 
     def _live_paths(
         self, table: FileStoreTable, files: TableFiles, snapshot: Snapshot, state: State
@@ -838,7 +1173,7 @@ class EngineModelMachine(RuleBasedStateMachine):
 
 
 SETTINGS = settings(
-    max_examples=5,
+    max_examples=int(os.environ.get("ENGINE_MODEL_EXAMPLES", "5")),
     stateful_step_count=20,
     deadline=None,
     suppress_health_check=[
@@ -852,3 +1187,9 @@ SETTINGS = settings(
 @pytest.mark.parametrize("engine", ENGINES, ids=lambda e: e.name)
 def test_merge_engine_matches_model(engine: Engine) -> None:
     run_state_machine_as_test(lambda: EngineModelMachine(engine), settings=SETTINGS)
+
+
+@pytest.mark.parametrize("write_only", [True, False], ids=["write-only", "compacting"])
+@pytest.mark.parametrize("engine", LOOKUP_ENGINES, ids=lambda e: e.name)
+def test_lookup_table_matches_model(engine: Engine, write_only: bool) -> None:
+    run_state_machine_as_test(lambda: EngineModelMachine(engine, write_only), settings=SETTINGS)

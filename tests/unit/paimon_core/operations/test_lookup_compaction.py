@@ -13,6 +13,7 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
+from paimon_core.format.manifest import FileKind
 from paimon_core.format.snapshot import CommitKind
 from paimon_core.operations.compact import compact_table
 from paimon_core.operations.live_files import checkout, give_back
@@ -173,17 +174,17 @@ def test_a_failing_compaction_commits_nothing_and_leaves_no_files(
     table = _table(warehouse, **{"deletion-vectors.enabled": "true"})
     _write(table, [(1, "a", 1)])
     before = _files(table)
-    original = compact._lookup
+    original = compact._lookup_rewrite
     calls = {"n": 0}
 
     def failing(*args: Any, **kwargs: Any) -> Any:
         calls["n"] += 1
         raise OSError("disk full")
 
-    monkeypatch.setattr(compact, "_lookup", failing)
+    monkeypatch.setattr(compact, "_lookup_rewrite", failing)
     with pytest.raises(OSError, match="disk full"):
         _write(table, [(1, "b", 2), (2, "c", 3)])
-    monkeypatch.setattr(compact, "_lookup", original)
+    monkeypatch.setattr(compact, "_lookup_rewrite", original)
     assert calls["n"] >= 1
     assert _files(table) == before
     assert _ours(table) == [(1, "a", 1)]
@@ -218,3 +219,76 @@ def test_racing_writers_never_lose_deletion_vectors(warehouse: str) -> None:
     assert len(rows) == 50 and len({r[0] for r in rows}) == 50
     assert {r[0]: r[1] for r in rows}.items() >= {1: "a", 2: "b", 3: "c", 4: "old"}.items()
     assert 0 not in _live_levels(table)
+
+
+def _added(table: FileStoreTable, snapshot_id: int) -> list[tuple[str, int]]:
+    snapshot = table.snapshot_manager.snapshot(snapshot_id)
+    names = []
+    for meta in table.manifest_list.read(snapshot.delta_manifest_list):
+        for e in table.manifest_file.read(meta.file_name):
+            if e.kind == FileKind.ADD:
+                names.append((e.file.file_name, e.file.level))
+    return names
+
+
+@pytest.mark.parametrize(
+    ("options", "moved_up"),
+    [({}, True), ({"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"}, False)],
+    ids=["deduplicate", "aggregation"],
+)
+def test_a_level0_file_moves_up_unchanged_where_java_keeps_it(
+    warehouse: str, options: dict[str, str], moved_up: bool
+) -> None:
+    """``LookupMergeTreeCompactRewriter.upgradeStrategy``: a lone level-0 file goes into the
+    highest level unchanged on every engine, and into a lower level unchanged only on
+    deduplicate tables without ``sequence.field`` (the merge keeps their records as they
+    are); the other engines rewrite it there. Found by the engine model test."""
+    table = _table(warehouse, **{"deletion-vectors.enabled": "true", "bucket": "1", **options})
+    _write(table, [(k, "a", k) for k in range(10)])
+    (written,) = _added(table, 1)
+    assert _added(table, 2) == [(written[0], 5)]
+    _write(table, [(1, "b", 1)])
+    (written,) = _added(table, 3)
+    (compacted,) = _added(table, 4)
+    assert compacted[1] == 4 and (compacted[0] == written[0]) == moved_up
+    assert (1, "b", 2 if options else 1) in _ours(table)
+
+
+def test_a_lookup_compaction_merges_lone_records_too(warehouse: str) -> None:
+    """The lookup wrapper runs every key through the merge function (no reducer): a lone
+    ``-D`` of an aggregation table retracts from nothing and becomes an ``+I`` (Java's
+    ``AggregateMergeFunction``), a lone blank ``listagg`` value becomes null. Found by the
+    engine model test."""
+    table = _table(
+        warehouse,
+        **{"deletion-vectors.enabled": "true", "merge-engine": "aggregation",
+           "fields.n.aggregate-function": "sum"},
+    )  # fmt: skip
+    _write(table, [(1, " ", 3)], DELETE)
+    assert _ours(table) == [(1, None, -3)]
+    blank = _table(
+        warehouse + "/blank",
+        **{"deletion-vectors.enabled": "true", "merge-engine": "aggregation", "bucket": "1",
+           "fields.v.aggregate-function": "listagg", "compaction.size-ratio": "-100"},
+    )  # fmt: skip
+    _write(blank, [(1, " ", 1)])  # into the highest level unchanged: not merged
+    _write(blank, [(2, " ", 1)])  # rewritten into level 4 (alone: no size ratio)
+    assert _ours(blank) == [(1, " ", 1), (2, None, 1)]
+
+
+def test_a_lookup_finds_a_retraction_below(warehouse: str) -> None:
+    """A key's newest record below the output may be a retraction (kept on levels below the
+    highest without deletion vectors): Java's lookup files hold it, so it is the record the
+    new ones merge with. Found by the engine model test."""
+    table = _table(
+        warehouse,
+        **{"bucket": "1", "merge-engine": "partial-update", "changelog-producer": "lookup",
+           "partial-update.remove-record-on-delete": "true",
+           "compaction.max-size-amplification-percent": "100000",
+           "compaction.size-ratio": "-100"},
+    )  # fmt: skip
+    _write(table, [(1, "a", 1)])  # level 5
+    _write(table, [(1, None, None)], DELETE)  # -D kept on level 4
+    _write(table, [(1, "x", None)])  # level 3: merged with the -D, not with the row below it
+    assert _live_levels(table) == [3, 4, 5]
+    assert _ours(table) == [(1, "x", None)]
