@@ -6,7 +6,8 @@ What a table's options say about merging the records of one key: the engine
 partial-update's ``fields.<f1,f2>.sequence-group`` and ``remove-record-on-*`` options, and the
 per-field aggregate functions (``fields.<f>.aggregate-function``,
 ``fields.default-aggregate-function``, ``fields.<f>.ignore-retract``, ``.list-agg-delimiter``,
-``.distinct``, ``.nested-key``, ``.nested-key-null-strategy``, ``.ts-field``).
+``.distinct``, ``.nested-key``, ``.nested-key-null-strategy``, ``.nested-sequence-field``,
+``.count-limit``, ``.ts-field``).
 
 It lives in ``format`` because table creation (``schema.validate_schema``) refuses what Paimon
 refuses, with Paimon's messages (``SchemaValidation``, and the checks the Java merge-function
@@ -80,6 +81,8 @@ class FieldAggregation:
     distinct: bool = False
     nested_key: tuple[str, ...] = ()
     nested_key_null_strategy: str | None = None
+    nested_sequence_field: tuple[str, ...] = ()
+    count_limit: str | None = None  # parsed by the aggregator, with Paimon's message
     ts_field: str | None = None
 
 
@@ -150,6 +153,8 @@ class MergeOptions:
                 distinct=_bool(options, base + "distinct"),
                 nested_key=_split(options.get(base + "nested-key")),
                 nested_key_null_strategy=options.get(base + "nested-key-null-strategy"),
+                nested_sequence_field=_split(options.get(base + "nested-sequence-field")),
+                count_limit=options.get(base + "count-limit"),
                 ts_field=options.get(base + "ts-field"),
             )
         return cls(
@@ -387,7 +392,9 @@ def check_aggregate_type(function: str, field: str, data_type: DataType) -> None
     if function == "nested_update" and (
         root != "ARRAY" or data_type.element is None or data_type.element.root != "ROW"
     ):
-        raise SchemaError(f"Data type of nested table column must be 'Array<Row>' but was '{sql}'.")
+        raise SchemaError(
+            f"Data type for nested table column must be 'Array<Row>' but was '{sql}'."
+        )
     if function == "nested_partial_update" and (
         root != "ARRAY" or data_type.element is None or data_type.element.root != "ROW"
     ):

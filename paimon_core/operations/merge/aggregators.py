@@ -1,7 +1,7 @@
 """Field aggregators: how one column of the records of a key folds into one value (Java's
 ``org.apache.paimon.mergetree.compact.aggregate.Field*Agg``: Paimon 0.9 semantics for the
 functions 0.9 has, the latest Paimon's for ``merge_map_with_keytime`` and
-``nested_partial_update``, which 0.9 lacks).
+``nested_partial_update``, which 0.9 lacks, and for ``nested_update``'s newer options).
 
 Each aggregator has Java's scalar methods on Python values (``reset``, ``agg``,
 ``agg_reversed``, ``retract``), which partial-update's per-record path uses, and a bulk
@@ -665,44 +665,161 @@ class MergeMapAgg(FieldAggregator):
 
 
 class NestedUpdateAgg(FieldAggregator):
-    """ARRAY<ROW> rows collected; with ``fields.<f>.nested-key`` a row replaces the row of the
-    same nested key. Retraction removes equal rows (by nested key when one is set)."""
+    """``nested_update`` (the latest Paimon's ``FieldNestedUpdateAgg``): an ARRAY<ROW> column
+    holding a nested table. Null elements are dropped.
+
+    * Without ``fields.<f>.nested-key`` the rows are appended: the accumulator's, then the
+      input's, at most ``fields.<f>.count-limit`` of them (default: Java's
+      ``Integer.MAX_VALUE``); an accumulator that already holds that many elements (nulls
+      counted, as Java's ``size()``) is kept as it is. A retraction removes every row equal to
+      a retracted one.
+    * With a nested key a row replaces the row of its key, unless
+      ``fields.<f>.nested-sequence-field`` is set and its values are smaller (nulls
+      smallest) than the row's it would replace; a row of a new key is added while the input
+      has made fewer than ``count-limit`` keys. ``fields.<f>.nested-key-null-strategy``: a
+      key with a null field takes part (``merge``, the default), is skipped (``ignore``) or
+      fails the merge (``error``). A retraction removes the rows of the retracted keys.
+
+    Keys and equality compare as Java's ``BinaryRow`` (FLOAT/DOUBLE by their bits: -0.0 is
+    not 0.0, NaN is NaN). Paimon 0.9 has neither ``count-limit``,
+    ``nested-sequence-field`` nor the null strategy, and keeps null elements."""
 
     name = "nested_update"
     supports_retract = True
 
     def __init__(
-        self, field: str, data_type: DataType, arrow_type: pa.DataType, nested_key: tuple[str, ...]
+        self,
+        field: str,
+        data_type: DataType,
+        arrow_type: pa.DataType,
+        nested_key: tuple[str, ...],
+        null_strategy: str | None = None,
+        sequence_fields: tuple[str, ...] = (),
+        count_limit: str | None = None,
     ) -> None:
         super().__init__(field, data_type, arrow_type)
         assert data_type.element is not None and data_type.element.fields is not None
-        names = [f.name for f in data_type.element.fields]
-        missing = [k for k in nested_key if k not in names]
-        if missing:
-            raise MergeError(f"Nested key {missing} of field '{field}' not in {names}")
+        fields = data_type.element.fields
+        names = [f.name for f in fields]
+        # FieldNestedUpdateAggFactory.checkOptionDependencies
+        if null_strategy is not None and not nested_key:
+            raise SchemaError(
+                "Option 'fields.<field-name>.nested-key-null-strategy' requires "
+                "'fields.<field-name>.nested-key' to be configured."
+            )
+        if sequence_fields and not nested_key:
+            raise SchemaError(
+                "Option 'fields.<field-name>.nested-sequence-field' requires "
+                "'fields.<field-name>.nested-key' to be configured."
+            )
+        for what, wanted in (
+            ("Nested key", nested_key),
+            ("Nested sequence field", sequence_fields),
+        ):
+            missing = [k for k in wanted if k not in names]
+            if missing:
+                raise SchemaError(f"{what} {missing} of field '{field}' not in {names}")
         self.nested_key = nested_key
+        self.sequence_fields = sequence_fields
+        self.null_strategy = _null_strategy(field, null_strategy)
+        self.count_limit = _count_limit(field, count_limit)
+        self.names = names
+        self.floats = frozenset(f.name for f in fields if f.type.root in ("FLOAT", "DOUBLE"))
+
+    def _value(self, row: dict[str, Any], name: str) -> Any:
+        value = row[name]
+        return order_key(value) if value is not None and name in self.floats else value
 
     def _key(self, row: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(row[k] for k in self.nested_key)
+        return tuple(self._value(row, k) for k in self.nested_key)
+
+    def _keeps(self, key: tuple[Any, ...]) -> bool:
+        """``applyNestedKeyNullStrategy``."""
+        if all(k is not None for k in key) or self.null_strategy == "merge":
+            return True
+        if self.null_strategy == "ignore":
+            return False
+        raise MergeError("Nested key contains null values. Primary key fields must not be null.")
+
+    def _not_older(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+        """The sequence fields of ``new`` compare >= those of ``old`` (nulls first)."""
+        for name in self.sequence_fields:
+            a, b = self._value(new, name), self._value(old, name)
+            if a == b:
+                continue
+            if a is None or b is None:
+                return b is None
+            return bool(a > b)
+        return True
+
+    def _put(self, rows: dict[tuple[Any, ...], Any], row: Any, limit_new_keys: bool) -> None:
+        """``addNestedRows`` of one element."""
+        if row is None:
+            return
+        key = self._key(row)
+        if not self._keeps(key):
+            return
+        existing = rows.get(key)
+        if existing is not None:
+            if not self.sequence_fields or self._not_older(row, existing):
+                rows[key] = row
+        elif not limit_new_keys or len(rows) < self.count_limit:
+            rows[key] = row
 
     def agg(self, acc: Any, value: Any) -> Any:
-        if acc is None or value is None:
-            return value if acc is None else acc
-        rows = [*acc, *value]
+        if value is None:
+            return acc
         if not self.nested_key:
-            return rows
-        by_key: dict[tuple[Any, ...], Any] = {}
-        for row in rows:
-            by_key[self._key(row)] = row
-        return list(by_key.values())
+            added = [r for r in value if r is not None]
+            if acc is None:
+                return added[: max(self.count_limit, 0)]
+            if len(acc) >= self.count_limit:
+                return acc
+            return [r for r in acc if r is not None] + added[: self.count_limit - len(acc)]
+        rows: dict[tuple[Any, ...], Any] = {}
+        for row in acc or ():
+            self._put(rows, row, limit_new_keys=False)
+        for row in value:
+            self._put(rows, row, limit_new_keys=True)
+        return list(rows.values())
 
     def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return acc
         if not self.nested_key:
-            return [row for row in acc if row not in value]
-        gone = {self._key(row) for row in value}
-        return [row for row in acc if self._key(row) not in gone]
+            rows = [r for r in acc if r is not None]
+            for gone in value:
+                if gone is not None:
+                    same = self._whole(gone)
+                    rows = [r for r in rows if self._whole(r) != same]
+            return rows
+        by_key: dict[tuple[Any, ...], Any] = {}
+        for row in acc:
+            if row is not None and self._keeps(key := self._key(row)):
+                by_key[key] = row
+        for row in value:
+            if row is not None and self._keeps(key := self._key(row)):
+                by_key.pop(key, None)
+        return list(by_key.values())
+
+    def _whole(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        """A row as Java's ``RecordEqualiser`` compares it."""
+        return tuple(self._value(row, n) for n in self.names)
+
+
+def _count_limit(field: str, value: str | None) -> int:
+    """``fields.<f>.count-limit``: a Java ``int``, default ``Integer.MAX_VALUE``."""
+    if value is None:
+        return 2**31 - 1
+    try:
+        limit = int(value.strip())
+    except ValueError:
+        limit = None
+    if limit is None or not -(2**31) <= limit < 2**31:
+        raise SchemaError(
+            f"Could not parse value '{value}' for key 'fields.{field}.count-limit' as an integer"
+        )
+    return limit
 
 
 class RoaringBitmap32Agg(FieldAggregator):
@@ -970,7 +1087,15 @@ def create_aggregator(
     elif function == "collect":
         aggregator = CollectAgg(field, data_type, arrow_type, config.distinct)
     elif function == "nested_update":
-        aggregator = NestedUpdateAgg(field, data_type, arrow_type, config.nested_key)
+        aggregator = NestedUpdateAgg(
+            field,
+            data_type,
+            arrow_type,
+            config.nested_key,
+            config.nested_key_null_strategy,
+            config.nested_sequence_field,
+            config.count_limit,
+        )
     elif function == "nested_partial_update":
         aggregator = NestedPartialUpdateAgg(
             field, data_type, arrow_type, config.nested_key, config.nested_key_null_strategy

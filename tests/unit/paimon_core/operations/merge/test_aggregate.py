@@ -16,6 +16,7 @@ from paimon_core.format.sketches import (
     theta_sketch_of,
     theta_union_bytes,
 )
+from paimon_core.operations.compact import compact_table
 from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.table import FileStoreTable
 from tests.unit.paimon_core.operations.merge.helpers import kv_rows, shown, table_schema
@@ -134,3 +135,35 @@ def test_retracting_fails_the_read_unless_ignored(warehouse: str) -> None:
                 table.to_arrow()
         else:
             assert table.to_arrow().to_pylist() == _new_batch(*WRITES[0]).to_pylist()
+
+
+def test_nested_update_options_through_a_table(warehouse: str) -> None:
+    """``fields.<f>.nested-key``, ``nested-sequence-field`` and ``count-limit`` read from the
+    table's options, on reads and on a full compaction (the bulk fold) alike."""
+    element = pa.struct([("id", pa.int32()), ("v", pa.string()), ("ts", pa.int64())])
+    schema = pa.schema([pa.field("k", pa.int32(), False), ("items", pa.list_(element))])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.nested",
+        schema,
+        primary_keys=["k"],
+        options={
+            "bucket": "1",
+            "merge-engine": "aggregation",
+            "fields.items.aggregate-function": "nested_update",
+            "fields.items.nested-key": "id",
+            "fields.items.nested-sequence-field": "ts",
+            "fields.items.count-limit": "2",
+        },
+    )
+    for items in (
+        [{"id": 1, "v": "a", "ts": 5}, None],
+        [{"id": 1, "v": "stale", "ts": 4}, {"id": 2, "v": "b", "ts": 1}],
+        [{"id": 3, "v": "over the limit", "ts": 9}, {"id": 2, "v": "b2", "ts": 1}],
+    ):
+        table.write_arrow(pa.table({"k": [1], "items": [items]}, schema=schema))
+    expected = [{"k": 1, "items": [{"id": 1, "v": "a", "ts": 5}, {"id": 2, "v": "b2", "ts": 1}]}]
+    assert table.to_arrow().to_pylist() == expected
+    compact_table(table, full=True)
+    assert FileStoreTable.load(table.path).to_arrow().to_pylist() == expected

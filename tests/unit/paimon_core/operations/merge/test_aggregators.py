@@ -456,3 +456,85 @@ def test_rbm64_reduce_equals_javas_fold_byte_for_byte(data: st.DataObject) -> No
         Groups.of_lengths(np.array(lengths)),
     )
     assert got.to_pylist() == _scalar(agg, column, [False] * n, lengths)
+
+
+# ------------------------------------------- nested_update's options (the latest Paimon)
+
+NESTED_SEQ = pa.list_(pa.struct([("id", pa.float64()), ("v", pa.string()), ("ts", pa.int64())]))
+
+
+def _nr(key: float | None, v: str, ts: int | None = None) -> dict[str, Any]:
+    return {"id": key, "v": v, "ts": ts}
+
+
+def test_nested_update_without_key_drops_nulls_and_stops_at_the_count_limit() -> None:
+    agg = _aggregator("nested_update", NESTED_SEQ, count_limit="3")
+    a, b, c, d = (_nr(i, str(i)) for i in range(4))
+    assert agg.agg(None, [a, None, b, c, d]) == [a, b, c]
+    # Java counts the accumulator's size, its null elements included.
+    assert agg.agg([a, None], [b, c, d]) == [a, b]
+    full = [a, None, b]
+    assert agg.agg(full, [d]) is full
+    assert agg.retract([a, None, b, a], [a]) == [b]
+    assert _aggregator("nested_update", NESTED_SEQ, count_limit="-1").agg(None, [a]) == []
+
+
+def test_nested_update_sequence_field_and_count_limit_by_key() -> None:
+    agg = _aggregator(
+        "nested_update",
+        NESTED_SEQ,
+        nested_key=("id",),
+        nested_sequence_field=("ts",),
+        count_limit="2",
+    )
+    acc = agg.agg(None, [_nr(1, "a", 5), _nr(2, "b", 5), _nr(3, "c", 5)])
+    assert acc == [_nr(1, "a", 5), _nr(2, "b", 5)]
+    # An older row leaves its key alone, an equal or newer one replaces it, a new key waits
+    # for room.
+    got = agg.agg(acc, [_nr(1, "old", 4), _nr(2, "new", 5), _nr(3, "x", 9)])
+    assert got == [_nr(1, "a", 5), _nr(2, "new", 5)]
+    assert agg.agg([_nr(1, "a")], [_nr(1, "b", 0)]) == [_nr(1, "b", 0)]  # nulls first
+    assert agg.agg([_nr(1, "a", 0)], [_nr(1, "b")]) == [_nr(1, "a", 0)]
+    # Keys compare as Java's BinaryRow: -0.0 is another key than 0.0, NaN is one key.
+    nan = float("nan")
+    plain = _aggregator("nested_update", NESTED_SEQ, nested_key=("id",))
+    got = plain.agg([_nr(0.0, "z"), _nr(nan, "n")], [_nr(-0.0, "m"), _nr(nan, "n2")])
+    assert [r["v"] for r in got] == ["z", "n2", "m"]
+    assert [r["v"] for r in plain.retract(got, [_nr(nan, "?")])] == ["z", "m"]
+
+
+def test_nested_update_null_key_strategies() -> None:
+    merge = _aggregator("nested_update", NESTED_SEQ, nested_key=("id",))
+    assert merge.agg([_nr(None, "a")], [_nr(None, "b")]) == [_nr(None, "b")]
+    ignore = _aggregator(
+        "nested_update", NESTED_SEQ, nested_key=("id",), nested_key_null_strategy="IGNORE"
+    )
+    assert ignore.agg([_nr(1, "a")], [_nr(None, "b")]) == [_nr(1, "a")]
+    assert ignore.retract([_nr(None, "a"), _nr(1, "b")], [_nr(2, "c")]) == [_nr(1, "b")]
+    error = _aggregator(
+        "nested_update", NESTED_SEQ, nested_key=("id",), nested_key_null_strategy="error"
+    )
+    message = "^Nested key contains null values. Primary key fields must not be null.$"
+    with pytest.raises(MergeError, match=message):
+        error.agg(None, [_nr(None, "a")])
+    with pytest.raises(MergeError, match=message):
+        error.retract([_nr(1, "a")], [_nr(None, "a")])
+
+
+def test_nested_update_options_are_checked() -> None:
+    needs_key = r"^Option 'fields.<field-name>.{}' requires 'fields.<field-name>.nested-key'"
+    with pytest.raises(SchemaError, match=needs_key.format("nested-key-null-strategy")):
+        _aggregator("nested_update", NESTED_SEQ, nested_key_null_strategy="ignore")
+    with pytest.raises(SchemaError, match=needs_key.format("nested-sequence-field")):
+        _aggregator("nested_update", NESTED_SEQ, nested_sequence_field=("ts",))
+    with pytest.raises(SchemaError, match=r"^Nested sequence field \['nope'\] of field 'f'"):
+        _aggregator(
+            "nested_update", NESTED_SEQ, nested_key=("id",), nested_sequence_field=("nope",)
+        )
+    with pytest.raises(SchemaError, match=r"^Nested key \['nope'\] of field 'f'"):
+        _aggregator("nested_update", NESTED_SEQ, nested_key=("nope",))
+    for bad in ("many", "2147483648"):
+        with pytest.raises(SchemaError, match=r"for key 'fields.f.count-limit' as an integer$"):
+            _aggregator("nested_update", NESTED_SEQ, count_limit=bad)
+    with pytest.raises(SchemaError, match="for nested table column must be 'Array<Row>'"):
+        _aggregator("nested_update", pa.list_(pa.int32()))
