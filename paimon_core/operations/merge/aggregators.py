@@ -9,7 +9,8 @@ Each aggregator has Java's scalar methods on Python values (``reset``, ``agg``,
 default ``reduce`` loops over the scalar methods; the common functions override it with
 numpy/Arrow operations that give the same values (tests compare the two):
 
-* ``sum``/``product`` of integers wrap around as Java's ``int``/``long`` arithmetic does; of
+* ``sum``/``product`` of TINYINT..BIGINT fail the merge when a step overflows the column's
+  type (the latest Paimon's ``addExact``/``multiplyExact``; Paimon 0.9 wrapped around); of
   FLOAT/DOUBLE they fold in record order (floating-point addition is not associative), in
   float32 for FLOAT; DECIMAL goes through Python's ``Decimal`` as Java's ``DecimalUtils``
   (a product or a DECIMAL(p > 18) sum that no longer fits its precision becomes null).
@@ -56,21 +57,11 @@ _NUMPY_INT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _WIDE = decimal.Context(prec=120)
 
 
-def _wrap(value: int, bits: int) -> int:
-    """Java's two's-complement overflow of an ``int`` of ``bits`` bits."""
-    half = 1 << (bits - 1)
-    return ((value + half) & ((1 << bits) - 1)) - half
-
-
-def _wrap_array(values: np.ndarray, bits: int) -> np.ndarray:
-    if bits == 64:
-        return values
-    return values.astype(_NUMPY_INT[bits]).astype(np.int64)
+_JAVA_INT = {8: "byte", 16: "short", 32: "int", 64: "long"}
 
 
 def _java_div(a: int, b: int) -> int:
-    if b == 0:
-        raise MergeError("/ by zero")
+    """Java's integer division (truncating); ``b`` is not 0."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 
@@ -329,11 +320,53 @@ class _Arithmetic(FieldAggregator):
         return np.float32(value) if self.float32 else value
 
     def _out(self, value: Any) -> Any:
-        if self.bits is not None:
-            return _wrap(value, self.bits)
         if isinstance(value, np.floating):
             return float(value)
         return value
+
+    def _exact(self, a: int, op: str, b: int | None = None) -> int:
+        """``a op b`` (``-a`` without ``b``) on the column's integer type, as the latest
+        Paimon's ``*Exact`` helpers: an overflow fails the merge with Java's message and the
+        field's name."""
+        assert self.bits is not None
+        if b is None:
+            value, text = -a, f"-{a}"
+        else:
+            if op == "/":
+                if b == 0:
+                    raise MergeError(
+                        f"/ by zero (aggregate function '{self.name}' of field '{self.field}')"
+                    )
+                value = _java_div(a, b)
+            else:
+                value = a + b if op == "+" else a - b if op == "-" else a * b
+            text = f"{a} {op} {b}"
+        half = 1 << (self.bits - 1)
+        if -half <= value < half:
+            return value
+        if self.bits <= 16:  # Java computes bytes and shorts in int, and shows the result
+            text += f" = {value}"
+        raise MergeError(
+            f"{_JAVA_INT[self.bits]} overflow: {text} (aggregate function '{self.name}' of "
+            f"field '{self.field}')"
+        )
+
+    def _cannot_overflow(self, values: pa.Array, ok: np.ndarray, groups: Groups) -> bool:
+        """No group of ``values`` can overflow an integer fold (sum or product) at any step:
+        its sum and product of absolute values stay below half the type's range (checked
+        in float64, with room for its rounding)."""
+        assert self.bits is not None
+        magnitude = np.abs(
+            np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False), np.float64)
+        )
+        magnitude = np.where(ok, magnitude, 0.0)
+        limit = float(1 << (self.bits - 2))
+        with np.errstate(all="ignore"):
+            sums = np.add.reduceat(magnitude, groups.starts)
+            products = np.multiply.reduceat(
+                np.where(ok, np.maximum(magnitude, 1.0), 1.0), groups.starts
+            )
+        return bool((sums < limit).all() and (products < limit).all())
 
     def _fold_numbers(
         self,
@@ -343,6 +376,7 @@ class _Arithmetic(FieldAggregator):
         groups: Groups,
         step: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
         first: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        retraction_starts: bool = True,
     ) -> pa.Array:
         """Fold rank by rank over all groups at once: rank j of every group with more than j
         rows is one vector operation, so records combine in exactly Java's order."""
@@ -361,6 +395,8 @@ class _Arithmetic(FieldAggregator):
                 rows = starts[:m] + j
                 x, r, use = numbers[rows], retract[rows], ok[rows]
                 a, h = acc[:m], has[:m]
+                if not retraction_starts:  # a retraction onto nothing leaves nothing
+                    use = use & (h | ~r)
                 new = np.where(h, step(a, x, r, use & h), first(x, r))
                 acc[:m] = np.where(use, new, a)
                 has[:m] = h | use
@@ -368,8 +404,6 @@ class _Arithmetic(FieldAggregator):
         result[order] = acc
         valid = np.empty_like(has)
         valid[order] = has
-        if self.bits is not None:
-            result = _wrap_array(result, self.bits).astype(_NUMPY_INT[self.bits])
         return pa.array(result, type=self.arrow_type, mask=~valid)
 
 
@@ -391,6 +425,8 @@ class SumAgg(_Arithmetic):
                     )
                 return total
             return _from_big_decimal(total, precision, self.arrow_type.scale)
+        if self.bits is not None:
+            return self._exact(a, "+" if sign > 0 else "-", b)
         a, b = self._num(a), self._num(b)
         with np.errstate(all="ignore"):  # IEEE results (inf, nan), as Java's
             return self._out(a + b if sign > 0 else a - b)
@@ -402,9 +438,11 @@ class SumAgg(_Arithmetic):
 
     def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
-            if acc is not None:
+            if acc is not None or value is None:
                 return acc
-            return None if value is None else self._out(-self._num(value))
+            if self.bits is not None:
+                return self._exact(value, "-")
+            return self._out(-self._num(value))
         return self._add(acc, value, -1)
 
     def reduce(
@@ -414,11 +452,12 @@ class SumAgg(_Arithmetic):
             return super().reduce(values, present, retract, groups)
         if self.bits is not None:
             ok = present & valid_of(values)
+            if not self._cannot_overflow(values, ok, groups):
+                return super().reduce(values, present, retract, groups)  # fails where Java does
             numbers = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False))
             signed = np.where(retract, -numbers.astype(np.int64), numbers.astype(np.int64))
-            with np.errstate(all="ignore"):
-                total = np.add.reduceat(np.where(ok, signed, 0), groups.starts)
-            result = _wrap_array(total, self.bits).astype(_NUMPY_INT[self.bits])
+            total = np.add.reduceat(np.where(ok, signed, 0), groups.starts)
+            result = total.astype(_NUMPY_INT[self.bits])
             return pa.array(result, type=self.arrow_type, mask=~groups.any(ok))
         return self._fold_numbers(
             values,
@@ -441,12 +480,15 @@ class ProductAgg(_Arithmetic):
             return _from_big_decimal(
                 _WIDE.multiply(acc, value), self.arrow_type.precision, self.arrow_type.scale
             )
+        if self.bits is not None:
+            return self._exact(acc, "*", value)
         with np.errstate(all="ignore"):
             return self._out(self._num(acc) * self._num(value))
 
     def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
-            return value if acc is None else acc  # Paimon 0.9: a retraction onto nothing
+            # Paimon 1.0 on (#4842); 0.9 took the retracted value when there was nothing.
+            return acc
         if self.decimal:
             context = decimal.Context(prec=120, traps=[decimal.Inexact, decimal.DivisionByZero])
             try:
@@ -460,7 +502,7 @@ class ProductAgg(_Arithmetic):
                 raise MergeError("Division by zero") from None
             return _from_big_decimal(quotient, self.arrow_type.precision, self.arrow_type.scale)
         if self.bits is not None:
-            return _wrap(_java_div(acc, value), self.bits)
+            return self._exact(acc, "/", value)
         with np.errstate(all="ignore"):
             return self._out(np.divide(self._num(acc), self._num(value)))
 
@@ -471,14 +513,11 @@ class ProductAgg(_Arithmetic):
             return super().reduce(values, present, retract, groups)
         if self.bits is not None:
             ok = present & valid_of(values)
-            if (ok & retract).any():
-                return super().reduce(values, present, retract, groups)
+            if (ok & retract).any() or not self._cannot_overflow(values, ok, groups):
+                return super().reduce(values, present, retract, groups)  # fails where Java does
             numbers = np.asarray(pc.fill_null(values, 1).to_numpy(zero_copy_only=False))
-            with np.errstate(all="ignore"):
-                total = np.multiply.reduceat(
-                    np.where(ok, numbers.astype(np.int64), 1), groups.starts
-                )
-            result = _wrap_array(total, self.bits).astype(_NUMPY_INT[self.bits])
+            total = np.multiply.reduceat(np.where(ok, numbers.astype(np.int64), 1), groups.starts)
+            result = total.astype(_NUMPY_INT[self.bits])
             return pa.array(result, type=self.arrow_type, mask=~groups.any(ok))
         return self._fold_numbers(
             values,
@@ -487,6 +526,7 @@ class ProductAgg(_Arithmetic):
             groups,
             lambda a, x, r, _: np.where(r, a / x, a * x),
             lambda x, r: x,
+            retraction_starts=False,
         )
 
 

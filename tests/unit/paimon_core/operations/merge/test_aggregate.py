@@ -3,6 +3,8 @@ remove-record-on-delete; the sketch, rbm64 and nested functions through a table.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -167,3 +169,28 @@ def test_nested_update_options_through_a_table(warehouse: str) -> None:
     assert table.to_arrow().to_pylist() == expected
     compact_table(table, full=True)
     assert FileStoreTable.load(table.path).to_arrow().to_pylist() == expected
+
+
+def test_an_overflowing_sum_fails_naming_the_field(warehouse: str) -> None:
+    """The latest Paimon fails an INT sum that overflows (Paimon 0.9 wrapped around): the
+    read of two commits fails naming the field, and a write whose buffer overflows commits
+    nothing."""
+    schema = pa.schema([pa.field("k", pa.int32(), False), ("n", pa.int32())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.sums",
+        schema,
+        primary_keys=["k"],
+        options={"bucket": "1", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
+                 "write-only": "true"},
+    )  # fmt: skip
+    table.write_arrow(pa.table({"k": [1], "n": [2**31 - 1]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1], "n": [1]}, schema=schema))
+    message = r"^int overflow: 2147483647 \+ 1 \(aggregate function 'sum' of field 'n'\)$"
+    with pytest.raises(MergeError, match=message):
+        table.to_arrow()
+    before = sorted(p.name for p in Path(table.path).rglob("*"))
+    with pytest.raises(MergeError, match=message):
+        table.write_arrow(pa.table({"k": [2, 2], "n": [2**31 - 1, 1]}, schema=schema))
+    assert sorted(p.name for p in Path(table.path).rglob("*")) == before

@@ -98,25 +98,57 @@ def test_vectorised_reduce_equals_javas_fold(
     groups = Groups.of_lengths(np.array(lengths, np.int64))
     array = pa.array(column, type=arrow_type)
     present = np.ones(n, bool)
+    try:
+        expected = _scalar(_aggregator(function, arrow_type), array.to_pylist(), retract, lengths)
+    except MergeError as err:  # an integer overflow: the bulk fold fails the same way
+        with pytest.raises(MergeError) as raised:
+            _aggregator(function, arrow_type).reduce(array, present, np.array(retract), groups)
+        assert str(raised.value) == str(err)
+        return
     got = _aggregator(function, arrow_type).reduce(array, present, np.array(retract), groups)
-    expected = _scalar(_aggregator(function, arrow_type), array.to_pylist(), retract, lengths)
     assert len(got) == len(expected)
     for g, e in zip(got.to_pylist(), expected):
         assert _same(g, e), (g, e)
 
 
-def test_java_overflow_and_rounding() -> None:
+def test_integer_overflow_fails_naming_the_field() -> None:
+    """The latest Paimon's ``FieldSumAgg``/``FieldProductAgg`` (``Math.addExact`` and the
+    like): an integer sum or product that overflows fails the merge, where Paimon 0.9
+    wrapped around."""
     add = _aggregator("sum", pa.int32())
-    assert add.agg(2147483647, 1) == -2147483648
-    assert add.retract(None, -2147483648) == -2147483648  # -MIN wraps to MIN
-    small = _aggregator("sum", pa.int8())
-    assert small.agg(127, 1) == -128
+    field = r" \(aggregate function 'sum' of field 'f'\)$"
+    with pytest.raises(MergeError, match="^int overflow: 2147483647 \\+ 1" + field):
+        add.agg(2147483647, 1)
+    with pytest.raises(MergeError, match="^int overflow: --2147483648" + field):
+        add.retract(None, -2147483648)
+    with pytest.raises(MergeError, match="^int overflow: -2147483648 - 1" + field):
+        add.retract(-2147483648, 1)
+    assert add.agg(2147483646, 1) == 2147483647 and add.retract(None, 5) == -5
+    with pytest.raises(MergeError, match="^byte overflow: 127 \\+ 1 = 128" + field):
+        _aggregator("sum", pa.int8()).agg(127, 1)
+    with pytest.raises(MergeError, match="^long overflow: 9223372036854775807 \\+ 1" + field):
+        _aggregator("sum", pa.int64()).agg(2**63 - 1, 1)
+    product = _aggregator("product", pa.int32())
+    times = field.replace("sum", "product")
+    with pytest.raises(MergeError, match="^int overflow: 65536 \\* 65536" + times):
+        product.agg(65536, 65536)
+    with pytest.raises(MergeError, match="^int overflow: -2147483648 / -1" + times):
+        product.retract(-(2**31), -1)
+    with pytest.raises(MergeError, match=r"^short overflow: 300 \* 300 = 90000"):
+        _aggregator("product", pa.int16()).agg(300, 300)
+    # An intermediate overflow fails even when the end result would fit, in the bulk fold too.
+    values = pa.array([2147483647, 1, -1], pa.int32())
+    with pytest.raises(MergeError, match="^int overflow: 2147483647 \\+ 1" + field):
+        add.reduce(values, np.ones(3, bool), np.zeros(3, bool), Groups.of_lengths(np.array([3])))
+
+
+def test_java_rounding_and_division() -> None:
     f32 = _aggregator("sum", pa.float32())
     assert f32.agg(0.1, 0.2) == float(np.float32(0.1) + np.float32(0.2))
     product = _aggregator("product", pa.int32())
     assert product.retract(7, 2) == 3 and product.retract(-7, 2) == -3  # Java truncates
-    assert product.retract(None, 5) == 5  # Paimon 0.9: a retraction onto nothing keeps it
-    with pytest.raises(MergeError, match="by zero"):
+    assert product.retract(None, 5) is None  # Paimon 1.0 on; 0.9 took the 5
+    with pytest.raises(MergeError, match=r"^/ by zero .*of field 'f'"):
         product.retract(7, 0)
 
 
