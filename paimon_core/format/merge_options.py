@@ -202,7 +202,8 @@ class MergeOptions:
 
 def validate_merge_options(schema: TableSchema) -> None:
     """Refuse what Paimon refuses about merging, with its messages: ``SchemaValidation``
-    (fields prefix, sequence field, sequence groups, first-row's changelog producer) and the
+    (fields prefix, sequence field, sequence groups, first-row's changelog producer, deletion
+    vectors' changelog producers: their compaction looks keys up) and the
     merge-function factories' checks, which make every read and write of such a table fail.
 
     Raises:
@@ -244,6 +245,10 @@ def validate_merge_options(schema: TableSchema) -> None:
     if engine == "first-row" and changelog not in ("none", "lookup"):
         raise SchemaError(
             "Only support 'none' and 'lookup' changelog-producer on FIRST_MERGE merge engine"
+        )
+    if _bool(options, "deletion-vectors.enabled") and changelog == "full-compaction":
+        raise SchemaError(
+            "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."
         )
     if engine == "first-row" and _bool(options, "deletion-vectors.enabled"):
         raise SchemaError(

@@ -49,6 +49,8 @@ def test_parsing() -> None:
         ({"sequence.field.sort-order": "sideways"}, "sequence.field.sort-order"),
         ({"merge-engine": "first-row", "changelog-producer": "input"},
          "Only support 'none' and 'lookup' changelog-producer on FIRST_MERGE merge engine"),
+        ({"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
+         "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."),
         ({"merge-engine": "partial-update", "fields.a.sequence-group": "x"},
          "Field x can not be found in table schema."),
         ({"merge-engine": "partial-update", "fields.a.sequence-group": "b",
