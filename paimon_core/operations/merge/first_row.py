@@ -3,7 +3,8 @@
 First means first in merge order (lowest ``_SEQUENCE_NUMBER``; first-row tables have no
 ``sequence.field``). Paimon cannot take retractions here: a key with several records one of
 which is ``-U``/``-D`` fails the read unless ``ignore-delete`` (``first-row.ignore-delete``)
-skips them.
+skips them (the message names ``ignore-delete``, as the latest Paimon's). A lookup
+compaction merges lone records too, so a lone ``-D`` fails the write that compacts it.
 
 Java writes first-row tables with lookup compaction (every commit is followed by a COMPACT
 snapshot that moves new keys out of level 0 and drops keys already present), and its batch
@@ -31,7 +32,7 @@ class FirstRowMergeFunction(MergeFunction):
         if retract.any() and not self.ignore_delete:
             raise MergeError(
                 "By default, First row merge engine can not accept DELETE/UPDATE_BEFORE "
-                "records. You can config 'first-row.ignore-delete' to ignore the "
+                "records. You can config 'ignore-delete' to ignore the "
                 "DELETE/UPDATE_BEFORE records."
             )
         first_add = groups.first_where(~retract)

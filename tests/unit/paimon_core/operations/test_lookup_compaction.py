@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import MergeError
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
 from paimon_core.format.manifest import FileKind
 from paimon_core.format.snapshot import CommitKind
@@ -292,3 +293,15 @@ def test_a_lookup_finds_a_retraction_below(warehouse: str) -> None:
     _write(table, [(1, "x", None)])  # level 3: merged with the -D, not with the row below it
     assert _live_levels(table) == [3, 4, 5]
     assert _ours(table) == [(1, "x", None)]
+
+
+def test_a_delete_on_a_first_row_table_fails_its_write(warehouse: str) -> None:
+    """First-row refuses retractions unless ``ignore-delete``: the lookup compaction of the
+    write passes even a lone ``-D`` to the merge function, which fails, and nothing is
+    committed (a reducer would have kept the ``-D`` and the compaction dropped it)."""
+    table = _table(warehouse, **{"merge-engine": "first-row"})
+    _write(table, [(1, "a", 1)])
+    snapshots = _kinds(table)
+    with pytest.raises(MergeError, match="You can config 'ignore-delete' to ignore the DELETE"):
+        _write(table, [(2, "b", 2)], DELETE)
+    assert _kinds(table) == snapshots and _ours(table) == [(1, "a", 1)]

@@ -20,7 +20,7 @@ def test_the_first_record_wins() -> None:
 
 def test_retractions_fail_unless_ignored() -> None:
     rows = kv_rows(SCHEMA, [{"k": 1, "v": "d"}, {"k": 1, "v": "a"}], ["-D", "+I"])
-    with pytest.raises(MergeError, match=r"first-row\.ignore-delete"):
+    with pytest.raises(MergeError, match=r"config 'ignore-delete' to ignore"):
         merge_key_values(rows, FirstRowMergeFunction(), ["k"])
     merged = merge_key_values(rows, FirstRowMergeFunction(ignore_delete=True), ["k"])
     assert shown(merged) == [(1, "a", 0)]
