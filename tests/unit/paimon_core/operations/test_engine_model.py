@@ -37,7 +37,7 @@ The merge functions below restate Java's ``DeduplicateMergeFunction``,
 ``PartialUpdateMergeFunction``, ``AggregateMergeFunction``, ``FirstRowMergeFunction`` and
 ``Field*Agg`` of Paimon 2.0 (docs/docs/primary-key-table/merge-engine/*.md) without using
 ``operations/merge``. Each configuration is its own test of a few examples, so that every run
-covers every engine in about a minute. What the machine found is pinned by regression tests
+covers every engine in about a minute (``ENGINE_MODEL_EXAMPLES=60`` runs more). What the machine found is pinned by regression tests
 next to the code it fixed (``test_a_first_retraction_fills_the_row``,
 ``test_listagg_delimiter_and_distinct``, and in ``test_lookup_compaction.py``).
 """
