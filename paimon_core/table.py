@@ -227,10 +227,15 @@ class FileStoreTable:
         return TableWrite(self, overwrite=overwrite, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        from paimon_core.lifecycle.post_commit import POST_COMMIT_HOOKS
+        """The driver's committer, with the post-commit maintenance of this table's options.
+
+        Raises:
+            InvalidArgument: a malformed partition expiry option.
+        """
+        from paimon_core.lifecycle.post_commit import post_commit_hooks
         from paimon_core.operations.commit import FileStoreCommit
 
-        return FileStoreCommit(self, commit_user=commit_user, post_commit=POST_COMMIT_HOOKS)
+        return FileStoreCommit(self, commit_user=commit_user, post_commit=post_commit_hooks(self))
 
     def new_scan(self) -> TableScan:
         from paimon_core.operations.scan import TableScan
@@ -255,10 +260,10 @@ class FileStoreTable:
         partition overwrite; the whole table when unpartitioned); a dict replaces that static
         partition. When the commit fails the written data files are removed again.
         """
+        commit = self.new_commit()  # refuses malformed maintenance options before any write
         write = self.new_write(overwrite=bool(overwrite))
         write.write_arrow(data, row_kinds=row_kinds)
         messages = write.prepare_commit()
-        commit = self.new_commit()
         try:
             if overwrite is False:
                 return commit.commit(messages)
