@@ -223,3 +223,52 @@ def test_paimon_sql_writes_and_reads_a_branch(warehouse: str) -> None:
         {"id": 100},
         {"count(1)": 2},
     ]
+
+
+def test_fallback_and_primary_branch_wherever_paimon_reads_them(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    """System tables of the rows, partition listings, VERSION AS OF (the other branch's own
+    snapshot, or an error naming it) and incremental reads go through the other branch too."""
+    session.sql("CREATE TABLE T (dt STRING, name STRING, amount BIGINT) PARTITIONED BY (dt)")
+    session.sql("CALL sys.create_branch('default.T', 'b')")
+    session.sql("INSERT INTO `T$branch_b` VALUES ('d1', 'b-apple', 1), ('d2', 'b-pear', 2)")
+    session.sql("INSERT INTO T VALUES ('d1', 'apple', 5)")
+    session.sql("CALL sys.create_tag('default.T', 'main_only', 1)")
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.fallback-branch' = 'b')")
+    session.sql("INSERT INTO `T$branch_b` VALUES ('d9', 'b-plum', 3)")
+    session.sql("INSERT INTO T VALUES ('d4', 'fig', 4)")
+    now = [("d1", "apple"), ("d2", "b-pear"), ("d4", "fig"), ("d9", "b-plum")]
+    assert rows(session, "SELECT dt, name FROM T ORDER BY dt") == now
+    java = oracle("read", warehouse, "default.T")
+    assert sorted((r["dt"], r["name"]) for r in java) == now
+    assert rows(session, "SELECT rowkind, dt FROM `T$audit_log` ORDER BY dt") == [
+        ("+I", d) for d, _ in now
+    ]
+    assert rows(session, "SELECT dt, name FROM `T$ro` ORDER BY dt") == now
+    assert rows(session, "SELECT partition, record_count FROM `T$partitions` ORDER BY 1") == [
+        ("dt=d1", 1),
+        ("dt=d2", 1),
+        ("dt=d4", 1),
+        ("dt=d9", 1),
+    ]
+    assert rows(session, "SHOW PARTITIONS T") == [(f"dt={d}",) for d, _ in now]
+    assert rows(session, "SELECT sys.max_pt('T')") == [("d9",)]
+    assert rows(session, "SELECT count(*) FROM T WHERE dt > 'd1'") == [(3,)]
+    # VERSION AS OF 1: main's snapshot 1 and b's own snapshot 1.
+    assert rows(session, "SELECT dt, name FROM T VERSION AS OF 1 ORDER BY dt") == now[:2]
+    with pytest.raises(PaimonError, match=r"main_only.*branch 'b'"):
+        session.sql("SELECT * FROM T VERSION AS OF 'main_only'").collect()
+    # Changes of main's snapshot 2 and of b's snapshot 2, by partition.
+    changes = "SELECT dt, name FROM paimon_incremental_query('T', '1', '2') ORDER BY dt"
+    assert rows(session, changes) == [("d4", "fig"), ("d9", "b-plum")]
+    with pytest.raises(PaimonError, match="Cannot set both"):
+        session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.primary-branch' = 'b')")
+    session.sql("ALTER TABLE T UNSET TBLPROPERTIES ('scan.fallback-branch')")
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.primary-branch' = 'b')")
+    primary = [("d1", "b-apple"), ("d2", "b-pear"), ("d4", "fig"), ("d9", "b-plum")]
+    assert rows(session, "SELECT dt, name FROM T ORDER BY dt") == primary
+    assert rows(session, "SELECT count(*) FROM T") == [(4,)]
+    session.sql("INSERT INTO T VALUES ('d5', 'kiwi', 6)")  # writes stay in main
+    assert rows(session, "SELECT count(*) FROM `T$branch_b`") == [(3,)]
+    assert rows(session, "SELECT name FROM T WHERE dt = 'd5'") == [("kiwi",)]
