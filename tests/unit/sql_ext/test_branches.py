@@ -10,10 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.exceptions import PaimonError
+from paimon_core.format.schema import SetOption
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
 from sql_ext.shell import EXIT_FAILED, EXIT_OK
@@ -272,3 +274,36 @@ def test_fallback_and_primary_branch_wherever_paimon_reads_them(
     session.sql("INSERT INTO T VALUES ('d5', 'kiwi', 6)")  # writes stay in main
     assert rows(session, "SELECT count(*) FROM `T$branch_b`") == [(3,)]
     assert rows(session, "SELECT name FROM T WHERE dt = 'd5'") == [("kiwi",)]
+
+
+def test_read_optimized_takes_each_partition_from_the_branch_with_top_level_files(
+    warehouse: str,
+) -> None:
+    """`$ro` lists a primary-key branch's partitions by its top-level files (Paimon's
+    `ReadOptimizedTable` scan creator), so a partition main has only in level 0 is read from
+    the fallback branch there, while the table's rows take it from main."""
+    from paimon_core.lifecycle.branch_management import create_branch
+    from paimon_core.table import FileStoreTable
+    from sql_ext.views import plan_table
+    from tests.unit.procedures.helpers import SCHEMA, call
+
+    catalog = new_catalog(warehouse)
+    main = catalog.create_table(
+        "db.t", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "1"}
+    )
+    create_branch(main, "b")
+    branch = catalog.get_table("db.t$branch_b")
+    for day in ("d1", "d2"):
+        branch.write_arrow(pa.table({"id": [1], "name": ["b"], "dt": [day]}, SCHEMA))
+    call(catalog, "compact", table="db.t$branch_b")
+    main.write_arrow(pa.table({"id": [1], "name": ["main"], "dt": ["d1"]}, SCHEMA))
+    main.schema_manager.commit_changes(SetOption("scan.fallback-branch", "b"))
+    table = FileStoreTable.load(main.path)
+    snapshot = table.latest_snapshot()
+
+    def days(plan: Any) -> tuple[list[str], list[str]]:
+        other = [] if plan.fallback is None else plan.fallback.splits
+        return [s.partition_values[0] for s in plan.splits], [s.partition_values[0] for s in other]
+
+    assert days(plan_table(table, snapshot)) == (["d1"], ["d2"])
+    assert days(plan_table(table, snapshot, system="ro")) == ([], ["d1", "d2"])

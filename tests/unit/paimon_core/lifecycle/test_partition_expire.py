@@ -201,3 +201,26 @@ def test_malformed_options_refuse_the_commit(
     assert "\n" not in str(err.value)
     assert table.snapshot_manager.list_snapshot_ids() == [1]
     assert not os.path.exists(f"{table.path}/dt={NEW}")  # nothing written
+
+
+def test_a_branch_expires_its_own_partitions(warehouse: str, oracle: Any) -> None:
+    """The committer of a branch expires by the branch's options, in the branch only."""
+    from paimon_core.lifecycle import branch_management as bm
+
+    table = _table(warehouse)
+    table.write_arrow(_rows(OLD))
+    bm.create_branch(table, "b")
+    branch = FileStoreTable.load(table.path, branch="b")
+    branch.write_arrow(_rows(OLD))
+    branch.schema_manager.commit_changes(
+        [
+            SetOption(k, v)
+            for k, v in {**EXPIRY, "partition.expiration-check-interval": "0 s"}.items()
+        ]
+    )
+    branch = FileStoreTable.load(table.path, branch="b")
+    branch.write_arrow(_rows(NEW))
+    assert Counter(branch.to_arrow().column("dt").to_pylist()) == Counter({NEW: 1})
+    assert branch.snapshot_manager.latest_snapshot().commit_kind == CommitKind.OVERWRITE
+    assert _days(table) == Counter({OLD: 1})
+    assert [r["dt"] for r in oracle("read", warehouse, "db.t")] == [OLD]
