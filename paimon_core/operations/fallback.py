@@ -107,13 +107,14 @@ class FallbackRead:
         return self.in_other(lambda: travel_table(self.other))
 
     def in_other(self, action: Callable[[], T]) -> T:
-        """``action``, its resolution errors naming the other branch."""
+        """``action`` on the other branch, its errors naming the branch (the options that
+        failed there are the table's, so the branch is what the user needs to hear)."""
         try:
             return action()
         except (SnapshotNotFound, TagNotFound, InvalidArgument) as e:
             raise type(e)(
                 f"{e} (in branch '{self.other.branch}', which '{self.key}' reads with the "
-                "table's time travel options)"
+                "table's scan options)"
             ) from None
 
 
