@@ -25,11 +25,13 @@ check lives in that object only, never on disk: it starts at a random point up t
 before the committer opened (so that short streaming jobs still expire), and a fresh committer,
 as every batch INSERT opens, checks only under the zero interval or ``end-input`` rule.
 ``write-only`` tables and tables without ``partition.expiration-time`` or partition keys have
-none. Malformed options fail opening the committer, before anything is written (Paimon parses
-them in ``newCommit``); a failing expiry is logged: the commit itself has succeeded.
+none. Malformed options fail opening the committer (Paimon parses them in ``newCommit``), so
+nothing is committed; a failing expiry is logged: the commit itself has succeeded.
 
-Not done: the metastore paths (``metastore.partitioned-table`` needs a metastore; the
-filesystem catalog has none) and chain tables.
+Not done: expiry after a commit that publishes no snapshot (Paimon's batch committer maintains
+even then; no maintenance runs here without a new snapshot), the metastore paths
+(``metastore.partitioned-table`` needs a metastore; the filesystem catalog has none) and chain
+tables.
 """
 
 from __future__ import annotations
