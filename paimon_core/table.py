@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from paimon_core.format.index_manifest import IndexManifestFile
     from paimon_core.format.manifest import ManifestFile, ManifestList
     from paimon_core.operations.commit import FileStoreCommit
+    from paimon_core.operations.fallback import FallbackRead
     from paimon_core.operations.read import TableRead
-    from paimon_core.operations.scan import TableScan
+    from paimon_core.operations.scan import Split, TableScan
     from paimon_core.operations.write import TableWrite
 
 
@@ -227,10 +228,15 @@ class FileStoreTable:
         return TableWrite(self, overwrite=overwrite, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        from paimon_core.lifecycle.post_commit import POST_COMMIT_HOOKS
+        """The driver's committer, with the post-commit maintenance of this table's options.
+
+        Raises:
+            InvalidArgument: a malformed partition expiry option.
+        """
+        from paimon_core.lifecycle.post_commit import post_commit_hooks
         from paimon_core.operations.commit import FileStoreCommit
 
-        return FileStoreCommit(self, commit_user=commit_user, post_commit=POST_COMMIT_HOOKS)
+        return FileStoreCommit(self, commit_user=commit_user, post_commit=post_commit_hooks(self))
 
     def new_scan(self) -> TableScan:
         from paimon_core.operations.scan import TableScan
@@ -255,10 +261,10 @@ class FileStoreTable:
         partition overwrite; the whole table when unpartitioned); a dict replaces that static
         partition. When the commit fails the written data files are removed again.
         """
+        commit = self.new_commit()  # refuses malformed maintenance options before any write
         write = self.new_write(overwrite=bool(overwrite))
         write.write_arrow(data, row_kinds=row_kinds)
         messages = write.prepare_commit()
-        commit = self.new_commit()
         try:
             if overwrite is False:
                 return commit.commit(messages)
@@ -273,8 +279,42 @@ class FileStoreTable:
         """Read the whole table (or what ``scan_args`` select) into one Arrow table.
 
         A ``snapshot`` given reads in the schema it was committed under, as time travel does.
+        Without one, ``scan.fallback-branch``/``scan.primary-branch`` read each partition
+        from one of two branches (``operations.fallback``), as Paimon's table reads do.
         """
         snapshot = scan_args.get("snapshot")
+        if snapshot is None:
+            from paimon_core.operations.fallback import fallback_read
+
+            read = fallback_read(self)
+            if read is not None:
+                return self._read_branches(read, **scan_args)
         table = self if snapshot is None else self.with_schema_of(snapshot)
         splits = table.new_scan().plan(**scan_args)
         return table.new_read().to_arrow(splits)
+
+    def _read_branches(self, read: FallbackRead, **scan_args: Any) -> pa.Table:
+        """``to_arrow`` of a two-branch read: the other branch's rows by position."""
+        import pyarrow as pa
+
+        from paimon_core.operations.fallback import plan_branches
+        from paimon_core.operations.time_travel import resolve_snapshot
+
+        partition_filter = scan_args.get("partition_filter")
+        predicate = scan_args.get("predicate")
+        all_levels = bool(scan_args.get("all_levels", False))
+
+        def scan(table: FileStoreTable, at: Snapshot | None) -> list[Split]:
+            if at is None:
+                return []
+            return table.new_scan().plan(at, partition_filter, predicate, all_levels=all_levels)
+
+        def listing(table: FileStoreTable, at: Snapshot | None) -> set[bytes]:
+            if at is None:
+                return set()
+            return table.new_scan().plan_partitions(at, predicate, partition_filter)
+
+        plan = plan_branches(read, resolve_snapshot(self), scan, listing)
+        own = self.new_read().to_arrow(plan.wrapped.splits)
+        theirs = plan.other.table.new_read().to_arrow(plan.other.splits)
+        return pa.concat_tables([own, theirs.rename_columns(own.column_names).cast(own.schema)])

@@ -5,7 +5,8 @@ argument must be one string literal naming a table (`'t'`, `'db.t'`, `'paimon.db
 call is replaced, before the query runs, by that value cast to STRING. The value is the first
 partition column's, over the partitions holding live files of the latest snapshot (an empty
 partition does not count, nor does the default partition, whose value is NULL), compared as
-values of the column's type (so INT `10` beats `9`). A table that is not partitioned, or has
+values of the column's type (so INT `10` beats `9`); with `scan.fallback-branch` or
+`scan.primary-branch` the other branch's partitions count too. A table that is not partitioned, or has
 no partition with data, is an error. Spark names the column `max_pt(<table>)`; an unaliased
 call in the SELECT list keeps that name here.
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from paimon_core.operations.fallback import branch_entries, fallback_read
 from procedures.base import resolve_time_zone
 from sql_ext.dialect import PaimonSpark, quote_identifier
 from sql_ext.errors import SqlError
@@ -133,11 +135,10 @@ def max_partition(table: FileStoreTable, argument: str, shown: str, time_zone: s
     keys = table.schema.partition_keys
     if not keys:
         raise SqlError(f"sys.{FUNCTION}('{argument}'): {shown} is not a partitioned table")
-    snapshot = table.latest_snapshot()
     values: set[Any] = set()
-    if snapshot is not None:
-        scan = table.new_scan()
-        for entry in scan.read_entries(snapshot):
+    for side in branch_entries(table, table.latest_snapshot(), fallback_read(table)):
+        scan = side.table.new_scan()
+        for entry in side.splits:
             value = scan.partition_values(entry.partition)[0]
             if value is not None:
                 values.add(value)

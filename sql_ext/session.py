@@ -38,7 +38,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.operations.fallback import FALLBACK_BRANCH
+from paimon_core.operations.fallback import fallback_read
 from paimon_core.operations.time_travel import travel_table
 from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
@@ -634,8 +634,8 @@ class PaimonSession:
         table, snapshot = travelled(self._load(*target))
         if table.is_primary_key_table or table.options.deletion_vectors_enabled:
             return None
-        if table.options.get_str(FALLBACK_BRANCH):
-            return None  # partitions of the fallback branch count too
+        if fallback_read(table) is not None:
+            return None  # partitions of the other branch count too
         predicate = partition_predicate(query, table.schema.fields, table.schema.partition_keys)
         if predicate is None:
             return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,13 @@ from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.statistics import read_statistics
 from paimon_core.format.types import data_field_to_json, sql_string
 from paimon_core.lifecycle.file_deletion import TableFiles
-from paimon_core.operations.time_travel import has_time_travel, resolve_snapshot
+from paimon_core.operations.fallback import (
+    FallbackRead,
+    branch_entries,
+    fallback_read,
+    other_snapshot_id,
+)
+from paimon_core.operations.time_travel import SCAN_SNAPSHOT_ID, has_time_travel, resolve_snapshot
 from procedures.base import epoch_millis_to_local, resolve_time_zone, spark_type
 
 if TYPE_CHECKING:
@@ -326,6 +333,13 @@ def system_table_rows(
     """
     key, _ = _lookup(name)
     zone = resolve_time_zone(time_zone)
+    if key == "partitions":
+        snapshot = _snapshot(table, snapshot_id)
+        read = fallback_read(table)
+        if read is not None and snapshot_id is not None and snapshot is not None:
+            travel = {SCAN_SNAPSHOT_ID: str(other_snapshot_id(read.other, snapshot.time_millis))}
+            read = replace(read, other=read.other.copy(travel))
+        return _partitions(table, snapshot, zone, read)
     if key in _SNAPSHOT_TABLES:
         snapshot = _snapshot(table, snapshot_id)
         return [] if snapshot is None else _SNAPSHOT_TABLES[key](table, snapshot, zone)
@@ -584,13 +598,33 @@ def _live_entries(table: FileStoreTable, snapshot: Snapshot) -> list[ManifestEnt
 
 
 def _partitions(
-    table: FileStoreTable, snapshot: Snapshot, zone: dt.tzinfo | None
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    zone: dt.tzinfo | None,
+    read: FallbackRead | None = None,
+) -> list[tuple[Any, ...]]:
+    """One row per partition with files; with ``read`` (``scan.fallback-branch`` or
+    ``scan.primary-branch``) those of the other branch's partitions too, each from its own
+    files (Paimon's ``FallbackReadScan.listPartitionEntries``)."""
+    rows = []
+    for side in branch_entries(table, snapshot, read):
+        if side.snapshot is not None:
+            rows += _partition_rows(side.table, side.snapshot, side.splits, zone)
+    rows.sort(key=lambda row: _java_order(row[0]))
+    return rows
+
+
+def _partition_rows(
+    table: FileStoreTable,
+    snapshot: Snapshot,
+    entries: Sequence[ManifestEntry],
+    zone: dt.tzinfo | None,
 ) -> list[tuple[Any, ...]]:
     keys = list(table.schema.partition_keys)
     types = _partition_types(table)
     default_name = table.options.partition_default_name
     groups: dict[bytes, list[int]] = {}  # partition -> [records, bytes, files, last, buckets]
-    for e in _live_entries(table, snapshot):
+    for e in sorted(entries, key=lambda e: (e.partition, e.bucket)):
         created = e.file.creation_time_millis
         group = groups.get(e.partition)
         if group is None:
@@ -632,7 +666,6 @@ def _partitions(
                 deleted.get(partition, 0) if deleted is not None else 0,
             )
         )
-    rows.sort(key=lambda row: _java_order(row[0]))
     return rows
 
 

@@ -25,10 +25,11 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
-from paimon_core.operations.fallback import fallback_splits, fallback_table
+from paimon_core.operations.fallback import fallback_read, plan_branches
 from paimon_core.operations.incremental import (
     INCREMENTAL_KEYS,
     InconsistentBuckets,
+    incremental_partitions,
     is_incremental,
     plan_incremental,
 )
@@ -195,52 +196,84 @@ def plan_table(
     meta: Sequence[str] = (),
 ) -> ReadPlan:
     """The read of ``table`` at ``snapshot``, or of the changes its incremental options ask
-    for, or of ``system`` (``audit_log``, ``binlog``, ``ro``): see ``table_dataframe``.
+    for, or of ``system`` (``audit_log``, ``binlog``, ``ro``): see ``table_dataframe``. With
+    ``scan.fallback-branch`` or ``scan.primary-branch`` each partition is read from one of
+    two branches, each side its own way (``paimon_core.operations.fallback``); the other
+    branch's rows come by position (``ReadPlan.fallback``).
 
     Raises:
         InconsistentBuckets: an incremental diff across a bucket rescale.
     """
     view = system if system in (AUDIT_LOG, BINLOG) else DATA
-    splits: Sequence[Split | IncrementalSplit] | None = None
+
+    def scan(t: FileStoreTable, at: Snapshot | None) -> list[Split | IncrementalSplit]:
+        return _scan_splits(t, at, predicate, system)
+
+    read = fallback_read(table)
+    if read is None:
+        splits = scan(table, snapshot)
+        return plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
+
+    def listing(t: FileStoreTable, at: Snapshot | None) -> set[bytes]:
+        return _listed_partitions(t, at, predicate, system)
+
+    branches = plan_branches(read, snapshot, scan, listing)
+    own, other = branches.wrapped, branches.other
+    plan = plan_read(table, snapshot, columns, predicate, splits=own.splits, view=view, meta=meta)
+    if not other.splits:
+        return plan
+    position = {f.name: i for i, f in enumerate(table.schema.fields)}
+    names = [other.table.schema.fields[position[c]].name for c in plan.columns]
+    theirs = plan_read(
+        other.table, other.snapshot, names, splits=other.splits, view=view, meta=meta
+    )
+    return replace(plan, fallback=replace(theirs, columns=tuple(names)))
+
+
+def _scan_splits(
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    predicate: Sequence[Predicate],
+    system: str | None,
+) -> list[Split | IncrementalSplit]:
+    """The splits a read of ``table`` takes (Paimon's scan of ``$ro``, of an incremental
+    read, or of ``snapshot``)."""
     if is_incremental(table):
         incremental = plan_incremental(table)
         if incremental.full is None:
-            splits = incremental.splits
-            predicate = ()
-        else:
-            snapshot = incremental.full
-    elif system == READ_OPTIMIZED and table.is_primary_key_table and snapshot is not None:
+            return list(incremental.splits)
+        snapshot = incremental.full
+    if snapshot is None:
+        return []
+    planned = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
+    if system == READ_OPTIMIZED and table.is_primary_key_table:
         top = max_level(table)
-        planned = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
-        splits = [
+        return [
             replace(s, files=kept)
             for s in planned
             if (kept := tuple(f for f in s.files if f.level == top))
         ]
-    plan = plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
-    if splits is None and system is None:
-        plan = _with_fallback(plan, table, snapshot, predicate, meta)
-    return plan
+    return list(planned)
 
 
-def _with_fallback(
-    plan: ReadPlan,
+def _listed_partitions(
     table: FileStoreTable,
     snapshot: Snapshot | None,
     predicate: Sequence[Predicate],
-    meta: Sequence[str],
-) -> ReadPlan:
-    """``plan`` plus the ``scan.fallback-branch`` read of the partitions it lacks."""
-    other = fallback_table(table)
-    if other is None:
-        return plan
-    other_snapshot, splits = fallback_splits(table, snapshot, other, predicate)
-    if not splits:
-        return plan
-    position = {f.name: i for i, f in enumerate(table.schema.fields)}
-    names = [other.schema.fields[position[c]].name for c in plan.columns]
-    fallback = plan_read(other, other_snapshot, names, splits=splits, meta=meta)
-    return replace(plan, fallback=replace(fallback, columns=tuple(names)))
+    system: str | None,
+) -> set[bytes]:
+    """The partitions a read of ``table`` lists: by its partition predicates only, of the
+    top level for ``$ro`` of a primary-key table (Paimon's ``listPartitions``)."""
+    if is_incremental(table):
+        return incremental_partitions(table, plan_incremental(table))
+    if snapshot is None:
+        return set()
+    scan = table.new_scan()
+    if system == READ_OPTIMIZED and table.is_primary_key_table:
+        top = max_level(table)
+        entries = scan.read_entries(snapshot, predicate=predicate)
+        return {e.partition for e in entries if e.file.level == top}
+    return scan.plan_partitions(snapshot, predicate)
 
 
 def max_level(table: FileStoreTable) -> int:

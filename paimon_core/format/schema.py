@@ -990,8 +990,13 @@ class SchemaManager:
         return [self.schema(i) for i in self.list_ids()]
 
     def commit(self, schema: TableSchema) -> bool:
-        """Publish ``schema-<id>`` unless it exists (False then): the atomic step of DDL."""
+        """Publish ``schema-<id>`` unless it exists (False then): the atomic step of DDL.
+
+        Raises:
+            SchemaError, InvalidArgument: a schema Paimon's ``SchemaManager.commit`` refuses.
+        """
         validate_schema(schema)
+        self._validate_fallback_branch(schema)
         published = self.file_io.write_no_clobber(
             self.schema_path(schema.schema_id), schema_to_json(schema).encode("utf-8")
         )
@@ -999,6 +1004,19 @@ class SchemaManager:
             with self._cache_lock:
                 self._cache[schema.schema_id] = schema
         return published
+
+    def _validate_fallback_branch(self, schema: TableSchema) -> None:
+        """``SchemaValidation.validateFallbackBranch``: one of ``scan.fallback-branch`` and
+        ``scan.primary-branch`` at most, naming a branch that exists."""
+        keys = ("scan.fallback-branch", "scan.primary-branch")
+        named = {k: v for k in keys if (v := schema.options.get(k)) is not None and v.strip()}
+        if len(named) == 2:
+            raise InvalidArgument(f"Cannot set both '{keys[0]}' and '{keys[1]}' at the same time.")
+        for key, branch in named.items():
+            if SchemaManager(self.file_io, self.table_path, branch).latest() is None:
+                raise InvalidArgument(
+                    f"Cannot set '{key}' = '{branch}' because the branch '{branch}' does not exist."
+                )
 
     def _has_snapshots(self) -> bool:
         return any(

@@ -16,16 +16,30 @@ The expired partitions are sorted by their values joined with ``,``, at most
 ``FileStoreCommit.dropPartitions``: no post-commit maintenance runs. The data files stay
 until snapshot expiry removes them. Planned first (``plan_partition_expiry``), then applied.
 
-Not done: expiry after each commit (Paimon runs it every
-``partition.expiration-check-interval``), the metastore paths (``metastore.partitioned-table``
-needs a metastore; the filesystem catalog has none) and chain tables.
+After commits (``PartitionExpire``, a post-commit hook of ``FileStoreTable.new_commit``):
+Paimon's committer (``TableCommitImpl``) owns one ``NormalPartitionExpire``, built when the
+committer is opened, and runs it after each of its commits when the check interval
+(``partition.expiration-check-interval``, default 1 h) has passed since its last check, when the
+interval is zero, or, with ``end-input.check-partition-expire``, after a batch commit. The last
+check lives in that object only, never on disk: it starts at a random point up to one interval
+before the committer opened (so that short streaming jobs still expire), and a fresh committer,
+as every batch INSERT opens, checks only under the zero interval or ``end-input`` rule.
+``write-only`` tables and tables without ``partition.expiration-time`` or partition keys have
+none. Malformed options fail opening the committer (Paimon parses them in ``newCommit``), so
+nothing is committed; a failing expiry is logged: the commit itself has succeeded.
+
+Not done: expiry after a commit that publishes no snapshot (Paimon's batch committer maintains
+even then; no maintenance runs here without a new snapshot), the metastore paths
+(``metastore.partitioned-table`` needs a metastore; the filesystem catalog has none) and chain
+tables.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +47,18 @@ from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.manifest import FileKind
 from paimon_core.format.partition_time import PartitionTimeExtractor
 from paimon_core.format.paths import partition_value_string
-from paimon_core.operations.commit import FileStoreCommit
+from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, FileStoreCommit
 from paimon_core.operations.scan import TableScan
 
 if TYPE_CHECKING:
+    from paimon_core.format.snapshot import Snapshot
     from paimon_core.table import FileStoreTable
 
 __all__ = [
     "EXPIRATION_STRATEGIES",
     "ExpiredPartition",
     "PartitionEntry",
+    "PartitionExpire",
     "expire_partitions",
     "partition_entries",
     "plan_partition_expiry",
@@ -51,6 +67,11 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 EXPIRATION_STRATEGIES = ("values-time", "update-time")
+EXPIRATION_TIME = "partition.expiration-time"
+CHECK_INTERVAL = "partition.expiration-check-interval"
+END_INPUT_CHECK = "end-input.check-partition-expire"
+DEFAULT_CHECK_INTERVAL = dt.timedelta(hours=1)
+Clock = Callable[[], dt.datetime]
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
@@ -178,9 +199,10 @@ def _update_expired(
 
 
 def expire_partitions(
-    table: FileStoreTable, *, now: dt.datetime | None = None
+    table: FileStoreTable, *, now: dt.datetime | None = None, commit_user: str | None = None
 ) -> list[dict[str, str]]:
     """Drop the expired partitions (``plan_partition_expiry``); returns their specs.
+    ``commit_user`` writes the drops (the committer's own after a commit, as Paimon's).
 
     Raises:
         InvalidArgument, UnsupportedFeature: as ``plan_partition_expiry``; nothing changed.
@@ -191,8 +213,72 @@ def expire_partitions(
         return []
     batch = table.options.get_int("partition.expiration-batch-size") or 0
     size = batch if 0 < batch < len(planned) else len(planned)
-    committer = FileStoreCommit(table)
+    committer = FileStoreCommit(table, commit_user)
     for start in range(0, len(planned), size):
         committer.truncate_partitions([p.values for p in planned[start : start + size]])
     logger.info("Expired partitions: %s", [p.spec for p in planned])
     return [p.spec for p in planned]
+
+
+class PartitionExpire:
+    """The partition expiry one committer runs after its commits (Paimon's
+    ``NormalPartitionExpire.expire(commitIdentifier)``): see the module docstring.
+
+    ``clock`` is the local wall clock (Java's ``LocalDateTime.now()``), ``rng`` draws the
+    initial offset of the last check; both are replaceable for tests.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        clock: Clock = dt.datetime.now,
+        rng: random.Random | None = None,
+    ) -> None:
+        options = table.options
+        self.interval = options.get_duration(CHECK_INTERVAL, DEFAULT_CHECK_INTERVAL)
+        assert self.interval is not None
+        self.end_input_check = options.get_bool(END_INPUT_CHECK, False)
+        self._clock = clock
+        seconds = int(self.interval.total_seconds())  # Java: toMillis() / 1000
+        offset = (rng or random).randrange(seconds) if seconds > 0 else 0
+        self.last_check = clock() - dt.timedelta(seconds=offset)
+
+    @classmethod
+    def of(
+        cls, table: FileStoreTable, clock: Clock = dt.datetime.now, rng: random.Random | None = None
+    ) -> PartitionExpire | None:
+        """The committer's expiry (``AbstractFileStore.newPartitionExpire``): None for a
+        ``write-only`` table, or without ``partition.expiration-time`` or partition keys.
+
+        Raises:
+            InvalidArgument: a malformed expiry option (the commit must not start).
+        """
+        options = table.options
+        if options.write_only or not table.schema.partition_keys:
+            return None
+        if options.get_duration(EXPIRATION_TIME) is None:
+            return None
+        strategy = options.get_str("partition.expiration-strategy", "values-time")
+        if strategy not in EXPIRATION_STRATEGIES:
+            raise InvalidArgument(f"Unknown partitionExpireStrategy: {strategy}")
+        options.get_int("partition.expiration-max-num", 100)
+        options.get_int("partition.expiration-batch-size")
+        return cls(table, clock, rng)
+
+    def __call__(self, table: FileStoreTable, snapshot: Snapshot) -> None:
+        now = self._clock()
+        due = (
+            not self.interval
+            or now > self.last_check + self.interval
+            or (self.end_input_check and snapshot.commit_identifier == BATCH_COMMIT_IDENTIFIER)
+        )
+        if not due:
+            return
+        try:
+            expire_partitions(table, now=now, commit_user=snapshot.commit_user)
+        except Exception:
+            logger.exception(
+                "Partition expiry after the commit of snapshot %d failed", snapshot.snapshot_id
+            )
+            return
+        self.last_check = now

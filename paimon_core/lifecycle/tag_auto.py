@@ -23,7 +23,7 @@ hourly ``yyyy-MM-dd HH`` / ``yyyyMMdd HH`` / ``yyyyMMddHH``, two-hours always
 ``yyyy-MM-dd HH``, ``tag.creation-period-duration`` ``yyyyMMddHHmm``. Periods are aligned on
 the epoch of the *local* time (Paimon reads the local date-time as if it were UTC).
 
-The hook is ``auto_create_tags(table, snapshot)``; ``lifecycle.post_commit.POST_COMMIT_HOOKS``
+The hook is ``auto_create_tags(table, snapshot)``; ``lifecycle.post_commit.post_commit_hooks``
 runs it after snapshot expiry, so after a commit snapshots expire first and tags are made (and
 TTL-expired) afterwards: the order of Paimon 0.9's
 ``TableCommitImpl.expire`` (the Java oracle). Paimon 1.x/2.0's ``TableCommitImpl.maintain``

@@ -60,6 +60,7 @@ __all__ = [
     "INCREMENTAL_TO_AUTO_TAG",
     "InconsistentBuckets",
     "IncrementalPlan",
+    "incremental_partitions",
     "is_incremental",
     "plan_incremental",
 ]
@@ -92,6 +93,8 @@ class IncrementalPlan:
 
     splits: tuple[IncrementalSplit, ...] = ()
     full: Snapshot | None = None
+    end: Snapshot | None = None
+    """A diff's end snapshot, whose partitions the read lists (``incremental_partitions``)."""
 
 
 _EMPTY = IncrementalPlan()
@@ -141,6 +144,16 @@ def plan_incremental(table: FileStoreTable) -> IncrementalPlan:
     if options.get_str(INCREMENTAL_TO_AUTO_TAG) is not None:
         return _to_auto_tag(table, options.get_str(INCREMENTAL_TO_AUTO_TAG) or "")
     raise InvalidArgument("Unknown incremental read mode.")
+
+
+def incremental_partitions(table: FileStoreTable, plan: IncrementalPlan) -> set[bytes]:
+    """The partitions an incremental read lists (its starting scanner's ``scanPartitions``,
+    what ``scan.fallback-branch`` counts as present): a diff's end snapshot's (the start is
+    ignored), a full read's snapshot's, else those of the changes read."""
+    snapshot = plan.full or plan.end
+    if snapshot is not None:
+        return {e.partition for e in table.new_scan().read_entries(snapshot, lazy_files=True)}
+    return {s.partition for s in plan.splits}
 
 
 # --------------------------------------------------------------------------- options
@@ -370,7 +383,7 @@ def _diff(table: FileStoreTable, start: Snapshot, end: Snapshot) -> IncrementalP
                 ),
             )
         )
-    return IncrementalPlan(tuple(splits))
+    return IncrementalPlan(tuple(splits), end=end)
 
 
 def _check_buckets(

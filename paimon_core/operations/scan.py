@@ -458,6 +458,32 @@ class TableScan:
 
     # -------------------------------------------------------------------------- plan
 
+    @property
+    def skips_level0(self) -> bool:
+        """Java's ``batchScanSkipLevel0``: first-row tables and primary-key tables with
+        deletion vectors are compacted (with lookup) after every commit, and a batch read
+        leaves their level-0 files, not yet deduplicated, unread."""
+        options = self.table.options
+        return self.table.is_primary_key_table and (
+            options.merge_engine == "first-row" or options.deletion_vectors_enabled
+        )
+
+    def plan_partitions(
+        self,
+        snapshot: Snapshot,
+        predicate: Sequence[Predicate] | None = None,
+        partition_filter: Mapping[str, Any] | None = None,
+    ) -> set[bytes]:
+        """The partitions a batch read of ``snapshot`` has files in, by ``partition_filter``
+        and the partition predicates of ``predicate`` only (Java's ``listPartitions`` of a
+        batch scan)."""
+        entries = self.read_entries(
+            snapshot, partition_filter, predicate=predicate, lazy_files=not self.skips_level0
+        )
+        if self.skips_level0:
+            return {e.partition for e in entries if e.file.level != 0}
+        return {e.partition for e in entries}
+
     def plan(
         self,
         snapshot: Snapshot | None = None,
@@ -490,15 +516,7 @@ class TableScan:
         # it would trace every entry built so far (they hold no cycles) again and again.
         with gc_paused():
             keep = self._file_filter(predicate) if predicate else None
-            # Java's batchScanSkipLevel0: first-row tables and primary-key tables with
-            # deletion vectors are compacted (with lookup) after every commit, and their
-            # level-0 files, not yet deduplicated, stay unread.
-            options = self.table.options
-            skip_level0 = (
-                not all_levels
-                and self.table.is_primary_key_table
-                and (options.merge_engine == "first-row" or options.deletion_vectors_enabled)
-            )
+            skip_level0 = not all_levels and self.skips_level0
             entries = self.read_entries(
                 snapshot,
                 partition_filter,

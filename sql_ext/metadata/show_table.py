@@ -236,12 +236,13 @@ def _partitions(table: FileStoreTable, spec: TableShow, shown: str, text: str) -
         if index is None:
             raise SqlError(f"{key} is not a partition column of {shown}: {text}")
         wanted[index] = _spec_value(token, types[index], text)
+    from paimon_core.operations.fallback import branch_entries, fallback_read
+
     snapshot = table.snapshot_manager.latest_snapshot()
-    if snapshot is None:
-        return []
+    sides = branch_entries(table, snapshot, fallback_read(table))  # the other branch's too
     seen: set[bytes] = set()
     out = []
-    for entry in table.new_scan().read_entries(snapshot):
+    for entry in (e for side in sides for e in side.splits):
         if entry.partition in seen:
             continue
         seen.add(entry.partition)

@@ -10,10 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.exceptions import PaimonError
+from paimon_core.format.schema import SetOption
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
 from sql_ext.shell import EXIT_FAILED, EXIT_OK
@@ -223,3 +225,85 @@ def test_paimon_sql_writes_and_reads_a_branch(warehouse: str) -> None:
         {"id": 100},
         {"count(1)": 2},
     ]
+
+
+def test_fallback_and_primary_branch_wherever_paimon_reads_them(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    """System tables of the rows, partition listings, VERSION AS OF (the other branch's own
+    snapshot, or an error naming it) and incremental reads go through the other branch too."""
+    session.sql("CREATE TABLE T (dt STRING, name STRING, amount BIGINT) PARTITIONED BY (dt)")
+    session.sql("CALL sys.create_branch('default.T', 'b')")
+    session.sql("INSERT INTO `T$branch_b` VALUES ('d1', 'b-apple', 1), ('d2', 'b-pear', 2)")
+    session.sql("INSERT INTO T VALUES ('d1', 'apple', 5)")
+    session.sql("CALL sys.create_tag('default.T', 'main_only', 1)")
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.fallback-branch' = 'b')")
+    session.sql("INSERT INTO `T$branch_b` VALUES ('d9', 'b-plum', 3)")
+    session.sql("INSERT INTO T VALUES ('d4', 'fig', 4)")
+    now = [("d1", "apple"), ("d2", "b-pear"), ("d4", "fig"), ("d9", "b-plum")]
+    assert rows(session, "SELECT dt, name FROM T ORDER BY dt") == now
+    java = oracle("read", warehouse, "default.T")
+    assert sorted((r["dt"], r["name"]) for r in java) == now
+    assert rows(session, "SELECT rowkind, dt FROM `T$audit_log` ORDER BY dt") == [
+        ("+I", d) for d, _ in now
+    ]
+    assert rows(session, "SELECT dt, name FROM `T$ro` ORDER BY dt") == now
+    assert rows(session, "SELECT partition, record_count FROM `T$partitions` ORDER BY 1") == [
+        ("dt=d1", 1),
+        ("dt=d2", 1),
+        ("dt=d4", 1),
+        ("dt=d9", 1),
+    ]
+    assert rows(session, "SHOW PARTITIONS T") == [(f"dt={d}",) for d, _ in now]
+    assert rows(session, "SELECT sys.max_pt('T')") == [("d9",)]
+    assert rows(session, "SELECT count(*) FROM T WHERE dt > 'd1'") == [(3,)]
+    # VERSION AS OF 1: main's snapshot 1 and b's own snapshot 1.
+    assert rows(session, "SELECT dt, name FROM T VERSION AS OF 1 ORDER BY dt") == now[:2]
+    with pytest.raises(PaimonError, match=r"main_only.*branch 'b'"):
+        session.sql("SELECT * FROM T VERSION AS OF 'main_only'").collect()
+    # Changes of main's snapshot 2 and of b's snapshot 2, by partition.
+    changes = "SELECT dt, name FROM paimon_incremental_query('T', '1', '2') ORDER BY dt"
+    assert rows(session, changes) == [("d4", "fig"), ("d9", "b-plum")]
+    with pytest.raises(PaimonError, match="Cannot set both"):
+        session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.primary-branch' = 'b')")
+    session.sql("ALTER TABLE T UNSET TBLPROPERTIES ('scan.fallback-branch')")
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('scan.primary-branch' = 'b')")
+    primary = [("d1", "b-apple"), ("d2", "b-pear"), ("d4", "fig"), ("d9", "b-plum")]
+    assert rows(session, "SELECT dt, name FROM T ORDER BY dt") == primary
+    assert rows(session, "SELECT count(*) FROM T") == [(4,)]
+    session.sql("INSERT INTO T VALUES ('d5', 'kiwi', 6)")  # writes stay in main
+    assert rows(session, "SELECT count(*) FROM `T$branch_b`") == [(3,)]
+    assert rows(session, "SELECT name FROM T WHERE dt = 'd5'") == [("kiwi",)]
+
+
+def test_read_optimized_takes_each_partition_from_the_branch_with_top_level_files(
+    warehouse: str,
+) -> None:
+    """`$ro` lists a primary-key branch's partitions by its top-level files (Paimon's
+    `ReadOptimizedTable` scan creator), so a partition main has only in level 0 is read from
+    the fallback branch there, while the table's rows take it from main."""
+    from paimon_core.lifecycle.branch_management import create_branch
+    from paimon_core.table import FileStoreTable
+    from sql_ext.views import plan_table
+    from tests.unit.procedures.helpers import SCHEMA, call
+
+    catalog = new_catalog(warehouse)
+    main = catalog.create_table(
+        "db.t", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "1"}
+    )
+    create_branch(main, "b")
+    branch = catalog.get_table("db.t$branch_b")
+    for day in ("d1", "d2"):
+        branch.write_arrow(pa.table({"id": [1], "name": ["b"], "dt": [day]}, SCHEMA))
+    call(catalog, "compact", table="db.t$branch_b")
+    main.write_arrow(pa.table({"id": [1], "name": ["main"], "dt": ["d1"]}, SCHEMA))
+    main.schema_manager.commit_changes(SetOption("scan.fallback-branch", "b"))
+    table = FileStoreTable.load(main.path)
+    snapshot = table.latest_snapshot()
+
+    def days(plan: Any) -> tuple[list[str], list[str]]:
+        other = [] if plan.fallback is None else plan.fallback.splits
+        return [s.partition_values[0] for s in plan.splits], [s.partition_values[0] for s in other]
+
+    assert days(plan_table(table, snapshot)) == (["d1"], ["d2"])
+    assert days(plan_table(table, snapshot, system="ro")) == ([], ["d1", "d2"])

@@ -411,3 +411,31 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ROWS (50, 50)" in proc.stdout
     assert "UPSERT (50, 10)" in proc.stdout  # df.write's upsert, shuffled on the executors
+
+
+def test_insert_expires_old_partitions_as_paimons_committer(
+    session: PaimonSession, warehouse: str, oracle: Any
+) -> None:
+    """Paimon-Spark's own test setup: a 999-day check interval never falls due in a batch
+    INSERT, ``end-input.check-partition-expire`` checks after it; a zero interval always."""
+    session.sql(
+        "CREATE TABLE T (id INT, v STRING, dt STRING) PARTITIONED BY (dt) TBLPROPERTIES ("
+        "'partition.expiration-time' = '7 d', 'partition.timestamp-formatter' = 'yyyyMMdd', "
+        "'partition.expiration-check-interval' = '999 d')"
+    )
+    today = dt.date.today().strftime("%Y%m%d")
+    session.sql(f"INSERT INTO T VALUES (1, 'old', '20200101'), (1, 'new', '{today}')")
+    assert sorted(r[0] for r in session.sql("SELECT dt FROM T").collect()) == ["20200101", today]
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('end-input.check-partition-expire' = 'true')")
+    session.sql(f"INSERT INTO T VALUES (2, 'new', '{today}')")
+    assert [tuple(r) for r in session.sql("SELECT id, dt FROM T ORDER BY id").collect()] == [
+        (1, today),
+        (2, today),
+    ]
+    kinds = session.sql("SELECT commit_kind FROM `T$snapshots` ORDER BY snapshot_id").collect()
+    assert [r[0] for r in kinds] == ["APPEND", "APPEND", "OVERWRITE"]
+    assert sorted(r["id"] for r in oracle("read", warehouse, "default.T")) == [1, 2]
+    session.sql("ALTER TABLE T UNSET TBLPROPERTIES ('end-input.check-partition-expire')")
+    session.sql("ALTER TABLE T SET TBLPROPERTIES ('partition.expiration-check-interval' = '0 s')")
+    session.sql("INSERT INTO T VALUES (3, 'old', '20200102')")
+    assert session.sql("SELECT count(*) FROM T WHERE dt < '2021'").collect()[0][0] == 0
