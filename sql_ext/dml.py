@@ -172,6 +172,7 @@ def _delete_by_files(spark: SparkSession, target: Target, predicate: exp.Expr) -
     if predicate.find(exp.Select, exp.Subquery) is not None:
         raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
     table = target.table
+    _check_condition(spark, target, predicate)
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None
@@ -181,6 +182,22 @@ def _delete_by_files(spark: SparkSession, target: Target, predicate: exp.Expr) -
     if table.options.deletion_vectors_enabled:
         return _delete_with_vectors(spark, target, predicate, snapshot, splits)
     return _copy_on_write(spark, target, predicate, snapshot, splits)
+
+
+def _check_condition(spark: SparkSession, target: Target, predicate: exp.Expr) -> None:
+    """Spark's analysis of ``predicate`` over the table's columns (no rows, no job): a bad
+    WHERE is reported before any refusal that depends on the table's files, as Spark
+    analyses a statement before Paimon-Spark runs it.
+
+    Raises:
+        SqlError: the predicate Spark rejects.
+    """
+    from sql_ext.spark_types import to_spark_schema
+
+    schema = to_spark_schema(target.table.schema.fields)
+    with spark_errors(f"DELETE FROM {target.shown}: invalid WHERE"):
+        frame = local_dataframe(spark, [], schema).alias(target.alias)
+        _ = frame.filter(spark_expr(target.requalify(predicate))).schema  # analysed only
 
 
 ONLY_COMPACTED = (
@@ -197,7 +214,8 @@ def _candidates(target: Target, predicate: exp.Expr, snapshot: Snapshot) -> list
     level (level 0 too, where a batch query of a first-row or deletion-vector table skips
     it), files pruned by key stats, then whole buckets by value stats (Java's
     ``filterWholeBucketByStats``). Each of Paimon's splits of a bucket must be read file by
-    file, unmerged (``sql_ext``'s ``split_generator``), or Paimon refuses the statement.
+    file, unmerged (``paimon_core.operations.split_generator``), or Paimon refuses the
+    statement.
 
     One refusal Paimon does not make: on a partial-update or aggregation table without
     deletion vectors, a candidate file whose key range meets that of a newer file the stats

@@ -204,6 +204,9 @@ def test_pruned_buckets_follow_paimon_and_newer_rows_are_never_outranked(
     for statement in ("DELETE FROM db.u WHERE k >= 4", "DELETE FROM db.u WHERE a = 'a5'"):
         with pytest.raises(SqlError, match=ONLY_COMPACTED):
             session.sql(statement)
+    # A bad WHERE is Spark's error first, as Spark analyses before Paimon-Spark runs.
+    with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.u: invalid WHERE: .*nope"):
+        session.sql("DELETE FROM db.u WHERE nope = 1")
     assert data_files(warehouse, "u") == files
     assert len(snapshots(session, "db.u")) == 2
     assert rows(session, "SELECT * FROM db.u") == [
