@@ -15,7 +15,15 @@ subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
   ``INSERT (cols) VALUES`` gives the columns left out NULL, which the table write turns into
   their DEFAULT; a NOT NULL column without one is refused before anything runs.
 * Unqualified names in a NOT MATCHED clause are the source's, in a NOT MATCHED BY SOURCE
-  clause the target's (Spark resolves them against that side only).
+  clause the target's (Spark resolves them against that side only). An INSERT column list
+  names target columns (``x`` or ``t.x``; ``s.x`` of the source only with merge-schema, below);
+  a nested field there is refused ("INSERT assignment keys cannot be nested fields").
+* Every value of a ROW column, or of ROWs inside ARRAY and MAP columns, from ``*`` or an
+  explicit clause alike, is rebuilt field by field by name (``PaimonAssignmentUtils`` /
+  ``PaimonOutputResolver.resolveValue``): a field the value lacks or one the column lacks is
+  refused ("Cannot write to ..., nested struct field `s.b` is missing in source", "extra
+  struct fields at `s`"), where Spark's cast would pair fields by position. Names match
+  case-insensitively unless ``spark.sql.caseSensitive``.
 * Primary-key tables: only the ``deduplicate`` and ``partial-update`` merge engines. On
   ``partial-update`` an updated row is written whole (every column, the new values and the
   current ones), so a column set to NULL keeps its value, as in Paimon; a DELETE clause on a
@@ -48,11 +56,16 @@ subquery, read through the session. As Paimon-Spark's ``PaimonMergeInto`` and
 s.x``, ``INSERT (x) VALUES (s.x)``), the source's columns (all of them with a ``*`` in a
 MATCHED or NOT MATCHED clause, else the assigned ones) are merged into the table's schema as
 INSERT BY NAME merges them (new columns and nested ROW fields added, types widened with
-``write.merge-schema.type-widening``). The clauses then see the evolved columns: a ``*`` takes
-each one from the source by name; one the source lacks keeps its current value in ``UPDATE SET
-*`` and gets its DEFAULT (else NULL) in ``INSERT *``, at the top level and inside ROW columns
-(instead of the "source is missing this column" error); an explicit clause gives the new columns
-NULL. Existing rows read the new columns as NULL. The new ``schema-N`` is committed once the
+``write.merge-schema.type-widening``; names compared as ``spark.sql.caseSensitive`` says, as
+Paimon's ``SchemaMergingUtils`` is told). An INSERT column list may name a source column
+``s.x``: the target's ``x``, added if new. The clauses then see the evolved columns: a ``*``
+takes each one from the source by name; one the source lacks keeps its current value in
+``UPDATE SET *`` and gets its DEFAULT (else NULL) in ``INSERT *`` (instead of the "source is
+missing this column" error); an explicit clause gives the new columns NULL. Inside ROW values
+a missing field is NULL, except in ``UPDATE SET *`` of a ROW column, which keeps the current
+field (a NULL source value then leaves the current fields the source does not have, as
+Paimon's ``PreserveTarget``); fields of a value its column lacks, where no evolution added
+them (an explicit ``SET s = ...``), are not written. Existing rows read the new columns as NULL. The new ``schema-N`` is committed once the
 statement is checked, just before the data is written (as Paimon's ``run``); a write that fails
 after it leaves the evolved schema, as in Paimon.
 
@@ -63,7 +76,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import reduce
+from functools import cached_property, reduce
 from typing import TYPE_CHECKING, Literal
 
 from pyspark.sql import functions as F
@@ -194,9 +207,12 @@ def merge_into(
     source: Source,
     read: Reader,
     flags: MergeSchema | None = None,
+    case_sensitive: bool = False,
 ) -> int | None:
     """Run one MERGE INTO (see the module docstring); the snapshot id, None when nothing
-    changed. ``flags``: the ``write.merge-schema`` settings that apply to the target.
+    changed. ``flags``: the ``write.merge-schema`` settings that apply to the target;
+    ``case_sensitive``: Spark's ``spark.sql.caseSensitive`` (how ``*``, nested fields and
+    new columns match names).
 
     Raises:
         SqlError: a clause, column, assignment, merge engine or cardinality Paimon refuses, or
@@ -216,13 +232,14 @@ def merge_into(
     source_names = {c.lower(): c for c in source.rows.columns}
     whens = tree.args.get("whens")
     when_list: list[exp.When] = list(whens.expressions) if whens is not None else []
-    evolution = _evolution(when_list, target, source, source_names, flags, statement)
+    evolution = _evolution(
+        when_list, target, source, source_names, flags, statement, case_sensitive
+    )
     base = table
     if evolution is not None:
         target = replace(target, table=evolution.table)
-    clauses = [
-        _clause(when, target, source, source_names, statement, flags.enabled) for when in when_list
-    ]
+    context = _Context(target, source, source_names, statement, flags.enabled, case_sensitive)
+    clauses = [_clause(when, context) for when in when_list]
     _check_order(clauses, statement)
     _check_keys(clauses, on, target, source_names, statement)
     if any(c.action == "delete" for c in clauses):
@@ -242,7 +259,11 @@ def _is_star(when: exp.When) -> bool:
 
 
 def _source_bound(
-    key: exp.Expr, target: Target, source: Source, source_names: dict[str, str]
+    key: exp.Expr,
+    target: Target,
+    source: Source,
+    source_names: dict[str, str],
+    case_sensitive: bool = False,
 ) -> str | None:
     """The source column an assignment key names when the target has no such column
     (Paimon-Spark resolves a key against the target, then, with merge-schema, the source)."""
@@ -254,6 +275,10 @@ def _source_bound(
         return None
     if qualifier and qualifier.lower() != source.alias.lower():
         return None
+    if case_sensitive:
+        if any(f.name == name for f in target.table.schema.fields):
+            return None
+        return name if name in source.rows.columns else None
     if resolve_path(target.table.schema.fields, [name]) is not None:
         return None
     return source_names.get(name.lower())
@@ -275,15 +300,19 @@ def _evolution(
     source_names: dict[str, str],
     flags: MergeSchema,
     statement: str,
+    case_sensitive: bool = False,
 ) -> Evolution | None:
     """The schema change ``write.merge-schema`` asks of this MERGE (Paimon-Spark's
-    ``evolveTargetIfNeeded``), None when there is none."""
+    ``evolveTargetIfNeeded``), None when there is none. Names match as Spark's resolver
+    does (``case_sensitive``), as Paimon's ``SchemaMergingUtils`` is told."""
     if not flags.enabled:
         return None
     bound = {
         when: [
             n
-            for n in (_source_bound(k, target, source, source_names) for k in _keys(when))
+            for n in (
+                _source_bound(k, target, source, source_names, case_sensitive) for k in _keys(when)
+            )
             if n is not None
         ]
         for when in whens
@@ -296,9 +325,8 @@ def _evolution(
     else:
         names = {n for w in scoped for n in bound[w]}
     data = st.StructType([f for f in source.rows.schema.fields if f.name in names])
-    sensitive = False
     try:
-        evolution = plan_evolution(target.table, data, flags, sensitive)
+        evolution = plan_evolution(target.table, data, flags, case_sensitive)
     except SqlError as e:
         raise SqlError(f"{statement}: {e}") from None
     return evolution if evolution.changes else None
@@ -342,15 +370,58 @@ def _ancestors(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
     return found
 
 
-def _clause(
-    when: exp.When,
-    target: Target,
-    source: Source,
-    source_names: dict[str, str],
-    statement: str,
-    merge_schema: bool = False,
-) -> Clause:
+Behavior = Literal["fail", "null", "preserve"]
+"""How a ROW value meets the fields of its target (Paimon's ``MissingFieldBehavior``):
+``fail`` (strict: a field missing or extra is an error), ``null`` (merge-schema: a missing
+field is NULL), ``preserve`` (merge-schema ``UPDATE SET *`` of a ROW column: a missing field
+keeps the target's current value)."""
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What resolving the clauses of one MERGE needs."""
+
+    target: Target
+    source: Source
+    source_names: dict[str, str]
+    """The source's columns by lower-cased name."""
+    statement: str
+    merge_schema: bool
+    case_sensitive: bool
+
+    def source_column(self, name: str) -> str | None:
+        """The source column ``name`` means, as Spark's resolver matches names."""
+        if self.case_sensitive:
+            return name if name in self.source.rows.columns else None
+        return self.source_names.get(name.lower())
+
+    def same(self, a: str, b: str) -> bool:
+        return a == b if self.case_sensitive else a.lower() == b.lower()
+
+    @cached_property
+    def _frame(self) -> DataFrame:
+        """No rows of the source and the target side by side: Spark analyses a clause's
+        value against it (no job runs) to tell its type."""
+        from sql_ext.spark_types import to_spark_schema
+        from sql_ext.views import local_dataframe
+
+        rows = self.source.rows
+        schema = to_spark_schema(self.target.table.schema.fields)
+        target = local_dataframe(rows.sparkSession, [], schema).alias(self.target.alias)
+        return rows.limit(0).alias(self.source.alias).crossJoin(target)
+
+    def type_of(self, node: exp.Expr) -> st.DataType:
+        """Spark's type of a clause's value (already qualified)."""
+        with spark_errors(self.statement):
+            return self._frame.select(spark_expr(node)).schema.fields[0].dataType
+
+    def behavior(self) -> Behavior:
+        return "null" if self.merge_schema else "fail"
+
+
+def _clause(when: exp.When, ctx: _Context) -> Clause:
     """One WHEN clause, its names resolved and its values aligned."""
+    target, source, statement = ctx.target, ctx.source, ctx.statement
     if when.args.get("matched"):
         kind: Kind = "matched"
     elif when.args.get("source"):
@@ -363,7 +434,7 @@ def _clause(
     def resolve(node: exp.Expr) -> exp.Expr:
         node = _requalified(node, target, source)
         if kind == "not_matched":
-            node = _qualify(node, source.alias, set(source_names))
+            node = _qualify(node, source.alias, set(ctx.source_names))
         elif kind == "not_matched_by_source":
             node = _qualify(node, target.alias, target_names)
         refuse_subqueries(statement, node)
@@ -386,12 +457,7 @@ def _clause(
             assignments = [
                 ((f.name,), value)
                 for f in fields
-                if (
-                    value := _star_value(
-                        f, source, source_names, "UPDATE *", statement, merge_schema, target
-                    )
-                )
-                is not None
+                if (value := _star_value(f, "UPDATE *", ctx)) is not None
             ]
         else:
             assignments = []
@@ -400,21 +466,33 @@ def _clause(
                     raise SqlError(
                         f"{statement}: expected `column = value`, got {item.sql('spark')}"
                     )
-                key_node = _unqualified_source_key(item.this, source, merge_schema)
+                key_node = _unqualified_source_key(item.this, source, ctx.merge_schema)
                 key = assignment_key(key_node, target, statement)
                 value = item.expression
-                value = exp.Null() if is_default_keyword(value) else resolve(value)
-                assignments.append((key, value))
+                if is_default_keyword(value):
+                    assignments.append((key, exp.Null()))
+                    continue
+                value = resolve(value)
+                field_type = _field_at(fields, key).type
+                assignments.append((key, _aligned_value(ctx, value, field_type, key)))
         values = align(fields, assignments, target.column, statement)
         return Clause(kind, "update", condition, values)
     if isinstance(then, exp.Insert):
         if kind != "not_matched":
             raise SqlError(f"{statement}: only WHEN NOT MATCHED can INSERT")
-        values = _insert_values(
-            then, target, source, source_names, resolve, statement, merge_schema
-        )
-        return Clause(kind, "insert", condition, values)
+        return Clause(kind, "insert", condition, _insert_values(then, ctx, resolve))
     raise SqlError(f"{statement}: unsupported clause {when.sql('spark')}")
+
+
+def _field_at(fields: Sequence[DataField], path: Sequence[str]) -> DataField:
+    """The field at a stored path (``assignment_key``'s)."""
+    current = list(fields)
+    found = None
+    for name in path:
+        found = next(f for f in current if f.name == name)
+        current = list(found.type.fields or ()) if found.type.root == "ROW" else []
+    assert found is not None
+    return found
 
 
 def _unqualified_source_key(key: exp.Expr, source: Source, merge_schema: bool) -> exp.Expr:
@@ -430,25 +508,19 @@ def _unqualified_source_key(key: exp.Expr, source: Source, merge_schema: bool) -
     return key
 
 
-def _star_value(
-    f: DataField,
-    source: Source,
-    source_names: dict[str, str],
-    form: str,
-    statement: str,
-    merge_schema: bool,
-    target: Target,
-) -> exp.Expr | None:
-    """The value ``*`` gives target column ``f``: the source column of its name, None when
-    the source has none and merge-schema lets ``UPDATE SET *`` keep the current value (NULL
-    for ``INSERT *``).
+def _star_value(f: DataField, form: str, ctx: _Context) -> exp.Expr | None:
+    """The value ``*`` gives target column ``f``: the source column of its name (its ROW
+    values aligned by name), None when the source has none and merge-schema lets
+    ``UPDATE SET *`` keep the current value (NULL for ``INSERT *``).
 
     Raises:
-        SqlError: the source lacks the column without merge-schema (Paimon's messages).
+        SqlError: the source lacks the column without merge-schema (Paimon's messages), or
+            a ROW value does not fit its column (``_aligned``).
     """
-    found = source_names.get(f.name.lower())
+    statement = ctx.statement
+    found = ctx.source_column(f.name)
     if found is None:
-        if merge_schema:
+        if ctx.merge_schema:
             return None if form == "UPDATE *" else exp.Null()
         if form == "INSERT *":
             raise SqlError(
@@ -460,59 +532,191 @@ def _star_value(
             f"{statement}: Cannot UPDATE * target column '{f.name}': source is missing this "
             "column. Enable 'spark.paimon.write.merge-schema' to preserve the current value."
         )
-    value: exp.Expr = exp.column(found, table=source.alias, quoted=True)
-    if merge_schema:
-        data = source.rows.schema[found].dataType
-        current = target.column((f.name,)) if form == "UPDATE *" else None
-        value = _by_name(value, data, f.type, current)
+    value: exp.Expr = exp.column(found, table=ctx.source.alias, quoted=True)
+    if not _has_row(f.type):
+        return value
+    data = ctx.source.rows.schema[found].dataType
+    if form == "UPDATE *" and ctx.merge_schema and f.type.root == "ROW":
+        current = ctx.target.column((f.name,))
+        return _aligned(ctx, value, data, f.type, "preserve", current, (f.name,))
+    return _aligned(ctx, value, data, f.type, ctx.behavior(), None, (f.name,))
+
+
+def _aligned_value(
+    ctx: _Context, value: exp.Expr, field_type: DataType, path: Sequence[str]
+) -> exp.Expr:
+    """An explicit clause's value for a column (or nested field) of ``field_type``, its ROW
+    values aligned by name (Paimon's ``PaimonAssignmentUtils``, for every assignment)."""
+    if isinstance(value, exp.Null) or not _has_row(field_type):
+        return value
+    return _aligned(ctx, value, ctx.type_of(value), field_type, ctx.behavior(), None, tuple(path))
+
+
+def _has_row(t: DataType) -> bool:
+    if t.root == "ROW":
+        return True
+    return any(c is not None and _has_row(c) for c in (t.element, t.key, t.value))
+
+
+def _aligned(
+    ctx: _Context,
+    value: exp.Expr,
+    data: st.DataType,
+    target: DataType,
+    behavior: Behavior,
+    current: exp.Expr | None,
+    path: tuple[str, ...],
+) -> exp.Expr:
+    """``value`` (of Spark type ``data``) in the shape of ``target``: ROW fields matched by
+    name at every depth, through arrays and map keys and values (Paimon's
+    ``PaimonOutputResolver.resolveValue``); other values as they are (the write casts them).
+    Inside arrays and maps ``preserve`` has no current value to keep: missing fields are
+    NULL, as in Paimon.
+
+    Raises:
+        SqlError: with ``fail``, a field missing from the value or one the target lacks;
+            a field the value has twice (Paimon's messages).
+    """
+    if target.root == "ROW" and isinstance(data, st.StructType):
+        return _aligned_struct(ctx, value, data, target, behavior, current, path)
+    inner: Behavior = "null" if behavior == "preserve" else behavior
+    if target.root == "ARRAY" and isinstance(data, st.ArrayType):
+        assert target.element is not None
+        return _transformed(
+            ctx, "transform", value, [(data.elementType, target.element)], inner, path
+        )
+    if target.root == "MAP" and isinstance(data, st.MapType):
+        assert target.key is not None and target.value is not None
+        out = _transformed(ctx, "transform_keys", value, [(data.keyType, target.key)], inner, path)
+        return _transformed(
+            ctx, "transform_values", out, [(data.valueType, target.value)], inner, path
+        )
     return value
 
 
-def _by_name(
-    value: exp.Expr, data: st.DataType, field_type: DataType, current: exp.Expr | None
+def _transformed(
+    ctx: _Context,
+    function: str,
+    value: exp.Expr,
+    parts: list[tuple[st.DataType, DataType]],
+    behavior: Behavior,
+    path: tuple[str, ...],
 ) -> exp.Expr:
-    """A source ROW value rebuilt in the target's fields by name (Paimon's
-    ``PaimonOutputResolver``): a field the source lacks keeps ``current``'s (``UPDATE SET *``,
-    ``PreserveTarget``) or is NULL (``INSERT *``); a NULL struct stays NULL."""
-    if field_type.root != "ROW" or not isinstance(data, st.StructType):
+    """``function(value, (k, v) -> ...)`` aligning an array's elements (``transform``) or a
+    map's keys or values; ``value`` itself when nothing inside needs it."""
+    ((data, target),) = parts
+    depth = len(path)
+    key, item = f"__paimon_k{depth}", f"__paimon_v{depth}"
+    variable = key if function == "transform_keys" else item
+    name = "element" if function == "transform" else "key" if variable == key else "value"
+    if not _has_row(target):
         return value
-    present = {f.name.lower(): f for f in data.fields}
-    parts: list[exp.Expr] = []
-    for sub in field_type.fields or ():
-        found = present.get(sub.name.lower())
-        now = None
-        if current is not None:
-            now = exp.Dot(this=current.copy(), expression=exp.to_identifier(sub.name, quoted=True))
-        if found is None:
-            part: exp.Expr = now if now is not None else exp.Null()
-        else:
-            inner = exp.Dot(
-                this=value.copy(), expression=exp.to_identifier(found.name, quoted=True)
-            )
-            part = _by_name(inner, found.dataType, sub.type, now)
-        parts += [exp.Literal.string(sub.name), part]
-    struct = exp.Anonymous(this="named_struct", expressions=parts)
-    return exp.If(
-        this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null(), false=struct
+    body = _aligned(ctx, exp.column(variable), data, target, behavior, None, (*path, name))
+    params = (
+        [exp.to_identifier(item)]
+        if function == "transform"
+        else [
+            exp.to_identifier(key),
+            exp.to_identifier(item),
+        ]
+    )
+    return exp.Anonymous(
+        this=function, expressions=[value, exp.Lambda(this=body, expressions=params)]
     )
 
 
+def _field_of(value: exp.Expr, name: str) -> exp.Expr:
+    base = value.copy()
+    if not isinstance(base, (exp.Column, exp.Dot)):
+        base = exp.Paren(this=base)
+    return exp.Dot(this=base, expression=exp.to_identifier(name, quoted=True))
+
+
+def _aligned_struct(
+    ctx: _Context,
+    value: exp.Expr,
+    data: st.StructType,
+    target: DataType,
+    behavior: Behavior,
+    current: exp.Expr | None,
+    path: tuple[str, ...],
+) -> exp.Expr:
+    """A ROW value rebuilt as ``named_struct`` of the target's fields (see ``_aligned``); a
+    NULL value stays NULL, unless ``preserve`` keeps fields of a current value that is not."""
+    where = f"{ctx.statement}: Cannot write to `{ctx.target.shown}`"
+    used: set[str] = set()
+    parts: list[exp.Expr] = []
+    for sub in target.fields or ():
+        sub_path = (*path, sub.name)
+        shown = ".".join(sub_path)
+        matches = [f for f in data.fields if ctx.same(f.name, sub.name)]
+        kept = _field_of(current, sub.name) if current is not None else None
+        if len(matches) > 1:
+            raise SqlError(f"{where}, due to ambiguous column name `{shown}`.")
+        if not matches:
+            if behavior == "fail":
+                raise SqlError(
+                    f"{where}, nested struct field `{shown}` is missing in source. Enable "
+                    "'spark.paimon.write.merge-schema' to fill it with NULL."
+                )
+            part: exp.Expr = kept if kept is not None else exp.Null()
+        else:
+            found = matches[0]
+            used.add(found.name)
+            inner = _field_of(value, found.name)
+            part = _aligned(ctx, inner, found.dataType, sub.type, behavior, kept, sub_path)
+        parts += [exp.Literal.string(sub.name), part]
+    extras = [f.name for f in data.fields if f.name not in used]
+    if extras and behavior == "fail":
+        listed = ", ".join(f"`{n}`" for n in extras)
+        raise SqlError(f"{where}, extra struct fields at `{'.'.join(path)}`: {listed}")
+    struct = exp.Anonymous(this="named_struct", expressions=parts)
+    is_null: exp.Expr = exp.Is(this=value.copy(), expression=exp.Null())
+    if current is not None and _keeps_target_fields(ctx, data, target):
+        is_null = exp.And(
+            this=is_null, expression=exp.Is(this=current.copy(), expression=exp.Null())
+        )
+    return exp.If(this=is_null, true=exp.Null(), false=struct)
+
+
+def _keeps_target_fields(ctx: _Context, data: st.StructType, target: DataType) -> bool:
+    """Whether ``target`` has a field, at any depth, that ``data`` lacks (Paimon's
+    ``hasExtraStructFieldsToPreserveValue``)."""
+    fields = list(target.fields or ())
+    if len(fields) > len(data.fields):
+        return True
+    for sub in fields:
+        found = next((f for f in data.fields if ctx.same(f.name, sub.name)), None)
+        if found is None:
+            return True
+        if (
+            sub.type.root == "ROW"
+            and isinstance(found.dataType, st.StructType)
+            and _keeps_target_fields(ctx, found.dataType, sub.type)
+        ):
+            return True
+    return False
+
+
 def _insert_values(
-    then: exp.Insert,
-    target: Target,
-    source: Source,
-    source_names: dict[str, str],
-    resolve: Callable[[exp.Expr], exp.Expr],
-    statement: str,
-    merge_schema: bool = False,
+    then: exp.Insert, ctx: _Context, resolve: Callable[[exp.Expr], exp.Expr]
 ) -> dict[str, exp.Expr]:
-    fields = target.table.schema.fields
+    """Every column's value of an INSERT clause.
+
+    The column list names target columns, qualified with the target's alias or not; with
+    merge-schema also source columns (``s.x``: the target's column ``x``, new if the target
+    lacks it), as Paimon-Spark resolves an INSERT key against the target, then the source.
+
+    Raises:
+        SqlError: a key that is a nested field or no column, a column given twice, a NOT
+            NULL column without a value, or a ROW value that does not fit (Paimon's messages).
+    """
+    statement = ctx.statement
+    fields = ctx.target.table.schema.fields
     values: dict[str, exp.Expr] = {}
     if isinstance(then.this, exp.Star):
         for f in fields:
-            value = _star_value(
-                f, source, source_names, "INSERT *", statement, merge_schema, target
-            )
+            value = _star_value(f, "INSERT *", ctx)
             if value is not None and not isinstance(value, exp.Null):
                 values[f.name] = value
         return _with_nulls(values, fields, statement)
@@ -523,19 +727,43 @@ def _insert_values(
             f"{statement}: INSERT needs (columns) VALUES (values) of the same length, or *"
         )
     for column, value in zip(columns, given):
-        names = [column.name] if isinstance(column, (exp.Column, exp.Identifier)) else None
-        if names is None or (isinstance(column, exp.Column) and column.table):
-            raise SqlError(
-                f"{statement}: INSERT assignment keys cannot be nested fields: "
-                f"{column.sql('spark')}"
-            )
-        path = resolve_path(fields, names)
-        if path is None:
-            raise SqlError(f"{statement}: cannot resolve column {names[0]} of the INSERT")
+        path = _insert_key(column, ctx)
         if path[0] in values:
             raise SqlError(f"{statement}: Multiple assignments for '{path[0]}'")
-        values[path[0]] = exp.Null() if is_default_keyword(value) else resolve(value)
+        if is_default_keyword(value):
+            values[path[0]] = exp.Null()
+            continue
+        field_type = _field_at(fields, path).type
+        values[path[0]] = _aligned_value(ctx, resolve(value), field_type, path)
     return _with_nulls(values, fields, statement)
+
+
+def _insert_key(column: exp.Expr, ctx: _Context) -> tuple[str, ...]:
+    """The target column an INSERT column list names (see ``_insert_values``)."""
+    statement = ctx.statement
+    fields = ctx.target.table.schema.fields
+    shown = column.sql("spark")
+    if isinstance(column, exp.Identifier):
+        qualifier, name = "", column.name
+    elif (
+        isinstance(column, exp.Column) and isinstance(column.this, exp.Identifier) and not column.db
+    ):
+        qualifier, name = column.table, column.name
+    else:
+        raise SqlError(f"{statement}: INSERT assignment keys cannot be nested fields: {shown}")
+    shown = f"{qualifier}.{name}" if qualifier else name
+    if qualifier:
+        if resolve_path(fields, [qualifier, name]) is not None and not ctx.same(
+            qualifier, ctx.target.alias
+        ):
+            raise SqlError(f"{statement}: INSERT assignment keys cannot be nested fields: {shown}")
+        source_key = ctx.merge_schema and ctx.same(qualifier, ctx.source.alias)
+        if not ctx.same(qualifier, ctx.target.alias) and not source_key:
+            raise SqlError(f"{statement}: cannot resolve column {shown} of the INSERT")
+    found = next((f for f in fields if ctx.same(f.name, name)), None)
+    if found is None:
+        raise SqlError(f"{statement}: cannot resolve column {shown} of the INSERT")
+    return (found.name,)
 
 
 def _with_nulls(

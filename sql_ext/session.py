@@ -1118,7 +1118,7 @@ class PaimonSession:
         else:
             source = self._merge_source(statement, tree)
             flags = self._merge_schema_flags(*target)
-            merge_into(self.spark, written, tree, source, read, flags)
+            merge_into(self.spark, written, tree, source, read, flags, self._case_sensitive())
 
     def _merge_source(self, statement: QueryStatement, tree: exp.Merge) -> Source:
         """The rows MERGE INTO reads from: a table (Paimon's or Spark's) or a subquery,

@@ -301,36 +301,34 @@ def delete_positions(
         raise InvalidArgument("Deleting rows by position needs 'deletion-vectors.enabled' = 'true'")
     if snapshot is None:
         snapshot = table.latest_snapshot()
-    messages = []
+    messages: list[CommitMessage] = []
     unaware = is_unaware_dv(table)
     appended: dict[bytes, AppendDvMaintainer] = {}
-    for (partition, bucket), files in deletions.items():
-        if unaware:
-            maintainer = appended.get(partition)
-            if maintainer is None:
-                maintainer = appended[partition] = AppendDvMaintainer.restore(
-                    table, snapshot, partition
-                )
-            for name, positions in files.items():
-                maintainer.notify_new_deletion(name, DeletionVector.of(_array(positions)))
-            continue
-        bucketed = BucketedDvMaintainer.restore(table, snapshot, partition, bucket)
-        for name, positions in files.items():
-            bucketed.notify_new_deletion(name, _array(positions))
-        changes = bucketed.persist()
-        if not changes.is_empty:
-            messages.append(changes.commit_message(partition, bucket, table.options.bucket))
-    for partition, maintainer in appended.items():
-        changes = maintainer.persist()
-        if not changes.is_empty:
-            messages.append(changes.commit_message(partition, UNAWARE_BUCKET, -1))
-    if not messages:
-        return None
     commit = table.new_commit()
     try:
-        return commit.commit(messages)
+        for (partition, bucket), files in deletions.items():
+            if unaware:
+                maintainer = appended.get(partition)
+                if maintainer is None:
+                    maintainer = appended[partition] = AppendDvMaintainer.restore(
+                        table, snapshot, partition
+                    )
+                for name, positions in files.items():
+                    maintainer.notify_new_deletion(name, DeletionVector.of(_array(positions)))
+                continue
+            bucketed = BucketedDvMaintainer.restore(table, snapshot, partition, bucket)
+            for name, positions in files.items():
+                bucketed.notify_new_deletion(name, _array(positions))
+            changes = bucketed.persist()
+            if not changes.is_empty:
+                messages.append(changes.commit_message(partition, bucket, table.options.bucket))
+        for partition, maintainer in appended.items():
+            changes = maintainer.persist()
+            if not changes.is_empty:
+                messages.append(changes.commit_message(partition, UNAWARE_BUCKET, -1))
+        return commit.commit(messages) if messages else None
     except BaseException:
-        commit.abort(messages)
+        commit.abort(messages)  # the index files written so far
         raise
 
 

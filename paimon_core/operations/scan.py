@@ -423,7 +423,19 @@ class TableScan:
                 )
 
             return by_key_stats
+        return self._value_stats_filter(preds)
 
+    def value_filter(self, predicate: Sequence[Predicate]) -> Callable[[DataFileMeta], bool] | None:
+        """A function ``DataFileMeta -> bool``, False when the file's value stats exclude
+        every row satisfying ``predicate`` (its partition conjuncts aside); None when no
+        conjunct is left. On a primary-key table that speaks of the rows stored in the file,
+        not of the merged rows (Java's ``KeyValueFileStoreScan.filterByValueFilter``)."""
+        partition = set(self.partition_keys)
+        preds = [p for p in predicate if p[0] not in partition]
+        return self._value_stats_filter(preds) if preds else None
+
+    def _value_stats_filter(self, preds: Sequence[Predicate]) -> Callable[[DataFileMeta], bool]:
+        schema = self.table.schema
         ids = [(schema.field(c).id, op, lit) for c, op, lit in preds]
         current = {f.id: f.type.copy(True) for f in schema.fields}
 

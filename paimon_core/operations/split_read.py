@@ -27,7 +27,13 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.format.float_order import is_floating, with_order_columns
 from paimon_core.operations.arrow_sort import sort_indices_nulls_first
-from paimon_core.operations.read import SEQUENCE_NUMBER, VALUE_KIND, TableRead, data_file_path
+from paimon_core.operations.read import (
+    ROW_POSITION,
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    TableRead,
+    data_file_path,
+)
 
 if TYPE_CHECKING:
     from paimon_core.format.deletion_vectors import DeletionFile
@@ -172,8 +178,13 @@ class SplitRead(TableRead):
     ) -> pa.Table:
         """The rows of ``files`` one after the other, nothing merged or dropped."""
         tables = []
+        read_system = (*system, ROW_POSITION) if file_meta else system
         for meta in files:
-            data = self._read_file(split, meta, fields, system)  # type: ignore[arg-type]
+            data = self._read_file(split, meta, fields, read_system)  # type: ignore[arg-type]
+            positions = None
+            if file_meta:  # the row's place in the file, rows of its deletion vector counted
+                positions = data.column(ROW_POSITION)
+                data = data.drop_columns([ROW_POSITION])
             if not system:
                 data = data.append_column(
                     pa.field(VALUE_KIND, pa.int8(), False),
@@ -186,10 +197,7 @@ class SplitRead(TableRead):
                 data = data.append_column(
                     pa.field(FILE_PATH, pa.string(), False),
                     pa.repeat(pa.scalar(path, pa.string()), data.num_rows),
-                ).append_column(
-                    pa.field(ROW_INDEX, pa.int64(), False),
-                    pa.array(np.arange(data.num_rows, dtype=np.int64)),
-                )
+                ).append_column(pa.field(ROW_INDEX, pa.int64(), False), positions)
             tables.append(data)
         extra = (FILE_PATH, ROW_INDEX) if file_meta else ()
         if not tables:

@@ -80,8 +80,9 @@ WriteCompactionHook = Callable[
     [list[CommitMessage], "Snapshot | None", bool, "Callable[[str], None] | None"],
     list[CommitMessage],
 ]
-"""Compacts the buckets of a writer's messages (messages, base snapshot, overwrite, the
-writer's new-file callback) and returns them with their ``compact_*`` fields set."""
+"""Compacts the buckets of a writer's messages (messages, base snapshot, whether the bucket's
+old files are ignored (an overwrite, or ``ignore_previous_files``), the writer's new-file
+callback) and returns them with their ``compact_*`` fields set."""
 
 
 def _python(value: Any) -> Any:
@@ -233,13 +234,20 @@ class TableWrite:
         base_snapshot: Snapshot | Literal[False] | None = False,
         on_new_file: Callable[[str], None] | None = None,
         compaction: WriteCompactionHook | None = None,
+        ignore_previous_files: bool = False,
     ) -> None:
         """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
         empty table; by default the latest when first needed), so that the writers of one
         distributed statement agree. ``on_new_file`` is told each path before it is created,
-        so that a file of a task attempt that dies or loses can still be found and removed."""
+        so that a file of a task attempt that dies or loses can still be found and removed.
+
+        ``ignore_previous_files`` (Java's ``withIgnorePreviousFiles``): the buckets' live
+        files are not restored, so sequence numbers start at 0 and the compaction sees only
+        the new files; the HASH index of a dynamic-bucket table still continues (Java would
+        restore none and write a bucket index of the new keys alone, losing the others)."""
         self.table = table
         self.overwrite = overwrite
+        self.ignore_previous_files = ignore_previous_files
         self._on_new_file = on_new_file
         schema = table.schema
         options = table.options
@@ -418,7 +426,10 @@ class TableWrite:
             )
         if self._compaction is not None and messages:
             messages = self._compaction(
-                messages, self._base_snapshot(), self.overwrite, self._on_new_file
+                messages,
+                self._base_snapshot(),
+                self.overwrite or self.ignore_previous_files,
+                self._on_new_file,
             )
         self._files.clear()
         self._changelog.clear()
@@ -559,7 +570,7 @@ class TableWrite:
         if not partitions:
             return
         self._restored.update(partitions)
-        if self.overwrite or self.mode == "unaware":
+        if self.overwrite or self.ignore_previous_files or self.mode == "unaware":
             return  # overwritten files go away; unaware append writers start at 0 as Java's
         snapshot = self._base_snapshot()
         if snapshot is None:

@@ -579,8 +579,11 @@ class PaimonReader(DataSourceReader):
             return
         read = plan.table.new_read()
         if plan.row_positions:
+            from paimon_core.operations.read import ROW_POSITION
+
             for split in partition.splits:
                 data = read.to_arrow_with_positions(split, list(plan.columns))
+                data = data.select([*plan.columns, ROW_POSITION])  # no primary-key system columns
                 for batch in data.to_batches():
                     yield to_spark_arrow(batch, plan.fields, target)
             return

@@ -31,7 +31,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -149,6 +149,10 @@ class WriteJob:
     overwrite: bool
     base: Snapshot | None
     staging: str
+    write_only: bool = False
+    """No compaction by the writers (Paimon's ``write-only`` writer, ``writeOnly()``)."""
+    ignore_previous_files: bool = False
+    """Writers that restore no live file of their buckets (``TableWrite``'s)."""
 
     @classmethod
     def start(cls, table: FileStoreTable, overwrite: bool, fresh: bool = False) -> WriteJob:
@@ -161,7 +165,12 @@ class WriteJob:
     def write(self, batches: Iterable[pa.RecordBatch]) -> bytes | None:
         """Write one task's rows; the pickled (messages, paths written), None if no rows."""
         log = _AttemptLog(self.table.file_io, f"{self.staging}/{uuid.uuid4()}")
-        write = self.table.new_write(self.overwrite, base_snapshot=self.base, on_new_file=log)
+        modes: dict[str, Any] = {"ignore_previous_files": self.ignore_previous_files}
+        if self.write_only:
+            modes["compaction"] = None
+        write = self.table.new_write(
+            self.overwrite, base_snapshot=self.base, on_new_file=log, **modes
+        )
         try:
             for batch in batches:
                 if batch.num_rows:
@@ -246,12 +255,17 @@ def write_dataframe(
     *,
     fresh: bool = False,
     before_commit: Callable[[], object] | None = None,
+    write_only: bool = False,
+    ignore_previous_files: bool = False,
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
     (3, -D: DELETE's retractions of a primary-key table), unless ``df`` has its own
     ``ROW_KIND_COLUMN``; ``deleted`` are files removed in the same commit (the rewritten files
-    of a copy-on-write DELETE, UPDATE or MERGE; appends only).
+    of a copy-on-write DELETE, UPDATE or MERGE).
+
+    ``write_only`` and ``ignore_previous_files`` are ``WriteJob``'s: how DELETE rewrites the
+    files of a primary-key table whose merge engine cannot delete by retraction.
 
     ``fresh`` writes as into an empty table and ``before_commit`` runs once every file is
     written, just before the commit: a replaced table (``sql_ext.replace``) writes its new
@@ -265,6 +279,8 @@ def write_dataframe(
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
     job = WriteJob.start(table, overwrite is not False, fresh)
+    if write_only or ignore_previous_files:
+        job = replace(job, write_only=write_only, ignore_previous_files=ignore_previous_files)
     conformed = conform(table, df)
     if row_kind:
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))

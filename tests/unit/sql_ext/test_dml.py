@@ -200,21 +200,6 @@ def test_delete_on_primary_key_table_by_partition(pk: PaimonSession) -> None:
     assert snapshots(pk)[-1] == (3, "OVERWRITE")
 
 
-def test_delete_refused_where_the_merge_engine_keeps_deleted_keys(
-    session: PaimonSession, warehouse: str
-) -> None:
-    session.sql(
-        "CREATE TABLE db.t (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) "
-        "TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update')"
-    )
-    session.sql("INSERT INTO db.t VALUES (1, 1), (2, 2)")
-    files = data_files(warehouse)
-    with pytest.raises(SqlError, match=r"DELETE FROM paimon.db.t: merge engine partial-update"):
-        session.sql("DELETE FROM db.t WHERE k = 1")
-    assert len(snapshots(session)) == 1
-    assert data_files(warehouse) == files
-
-
 def test_failed_delete_commits_nothing(
     pk: PaimonSession, warehouse: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

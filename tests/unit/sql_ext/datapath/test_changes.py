@@ -138,6 +138,27 @@ def test_metadata_columns_of_an_append_table(spark: SparkSession, tmp_path: Path
         session.stop()
 
 
+def test_row_index_counts_the_rows_a_deletion_vector_drops(session: PaimonSession) -> None:
+    """`__paimon_row_index` is the row's place in its file, as Paimon's file iterator
+    returns it, deleted rows counted: what DELETE marks in the vector."""
+    for name, key in (("dva", ""), ("dvk", "'primary-key' = 'k', 'bucket' = '1', ")):
+        session.sql(
+            f"CREATE TABLE {name} (k INT NOT NULL, v STRING) TBLPROPERTIES ({key}"
+            "'deletion-vectors.enabled' = 'true', 'merge-engine' = 'partial-update')"
+            if key
+            else f"CREATE TABLE {name} (k INT, v STRING) "
+            "TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+        )
+        session.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+        query = f"SELECT __paimon_file_path, __paimon_row_index, k FROM {name}"
+        before = rows(session, query)
+        assert len({(path, index) for path, index, _ in before}) == 4
+        session.sql(f"DELETE FROM {name} WHERE k IN (1, 3)")
+        assert rows(session, query) == [r for r in before if r[2] in (2, 4)], name
+        session.sql(f"DELETE FROM {name} WHERE k = 4")
+        assert rows(session, query) == [r for r in before if r[2] == 2], name
+
+
 def test_sequence_number_column_is_a_table_option(session: PaimonSession) -> None:
     session.sql(
         "CREATE TABLE seq (k INT, v STRING) TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '1', "
