@@ -369,6 +369,22 @@ def _reader_of(source: ContainerSource, where: str) -> list[ContainerEntry]:
     return read_header(read, where)
 
 
+def read_container(
+    source: ContainerSource, where: str
+) -> list[tuple[str, list[tuple[str, bytes | None]]]]:
+    """Every index of a container with its payload (None: empty), columns and types in the
+    order Java's reader iterates them (``FileIndexFormat.Reader.readAll``).
+
+    Raises:
+        MetadataFormatError: a container whose header cannot be read.
+    """
+    out: dict[str, list[tuple[str, bytes | None]]] = {}
+    for entry in _reader_of(source, where):
+        payload = None if entry.empty else source.read_at(entry.start, entry.length)
+        out.setdefault(entry.column_name, []).append((entry.index_type, payload))
+    return list(out.items())
+
+
 def evaluate(
     source: ContainerSource,
     where: str,

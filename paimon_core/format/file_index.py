@@ -88,6 +88,54 @@ def java_hash_order(
     return [k for _, k in sorted(enumerate(keys), key=lambda p: (bucket(p[1]), sign * p[0]))]
 
 
+class JavaHashMap:
+    """A ``java.util.HashMap`` 's iteration order under ``put`` (a new key goes last in its
+    bucket), ``computeIfAbsent`` (first) and ``remove``; the table size follows the most
+    keys it ever held (a ``HashMap`` never shrinks). Values are kept as given."""
+
+    def __init__(self, hash_code: Callable[[Any], int] | None = None) -> None:
+        self._hash: Callable[[Any], int] = hash_code or java_string_hash
+        self.values: dict[Any, Any] = {}
+        self._rank: dict[Any, int] = {}
+        self._count = 0
+        self._most = 0
+
+    def _add(self, key: Any, value: Any, first: bool) -> None:
+        self._count += 1
+        self._rank[key] = -self._count if first else self._count
+        self.values[key] = value
+        self._most = max(self._most, len(self.values))
+
+    def put(self, key: Any, value: Any) -> None:
+        if key in self.values:
+            self.values[key] = value
+        else:
+            self._add(key, value, first=False)
+
+    def compute_if_absent(self, key: Any, factory: Callable[[], Any]) -> Any:
+        if key not in self.values:
+            self._add(key, factory(), first=True)
+        return self.values[key]
+
+    def remove(self, key: Any) -> None:
+        self.values.pop(key, None)
+        self._rank.pop(key, None)
+
+    def keys(self) -> list[Any]:
+        capacity = 16
+        while self._most > capacity * 3 // 4:
+            capacity *= 2
+
+        def order(key: Any) -> tuple[int, int]:
+            h = self._hash(key) & 0xFFFFFFFF
+            return ((h ^ (h >> 16)) & (capacity - 1), self._rank[key])
+
+        return sorted(self.values, key=order)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 def _int32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
