@@ -19,7 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument, SchemaError, UnsupportedFeature
+from paimon_core.format import bitmap_index as bitmap
 from paimon_core.format import bloom_filter_index as bloom
+from paimon_core.format import bsi_index as bsi
 from paimon_core.format.file_index import (
     INDEX_PATH_SUFFIX,
     REMAIN,
@@ -72,6 +74,10 @@ INDEX_TYPES: dict[str, IndexType] = {
         bloom.BloomFilterWriter,
         bloom.BloomFilterReader,
     ),
+    bitmap.BITMAP: IndexType(
+        bitmap.BITMAP, bitmap.unsupported_reason, bitmap.BitmapWriter, bitmap.BitmapReader
+    ),
+    bsi.BSI: IndexType(bsi.BSI, bsi.unsupported_reason, bsi.BsiWriter, bsi.BsiReader),
 }
 
 

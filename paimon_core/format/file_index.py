@@ -606,7 +606,8 @@ def _timestamp_units(raw: np.ndarray, unit: str, precision: int) -> np.ndarray:
 def java_literals(value: Any, t: DataType) -> list[Any] | None:
     """The keys a predicate literal stands for in an index of a ``t`` column: one, two for a
     floating-point zero (SQL equates -0.0 and 0.0, Java's indexes do not), or None when
-    the literal is not exactly a value of the type (then no index may decide)."""
+    the literal is not exactly a value of the type, as stored in the index (then no index
+    may decide: a TIMESTAMP(3) index holds millis, ``< 00:00:00.0005`` includes 0 ms)."""
     root = t.root
     if value is None:
         return None
@@ -640,11 +641,10 @@ def java_literals(value: Any, t: DataType) -> list[Any] | None:
             day = dt.date.fromisoformat(value) if isinstance(value, str) else value
             return [(day - _EPOCH_DATE).days]
         if root == "TIME":
-            if not isinstance(value, dt.time):
+            if not isinstance(value, dt.time) or value.microsecond % 1000:
                 return None
-            micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000
-            micros += value.microsecond
-            return [micros // 1000]
+            millis = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000
+            return [millis + value.microsecond // 1000]
         if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
             if isinstance(value, str):
                 value = dt.datetime.fromisoformat(value)
@@ -653,7 +653,9 @@ def java_literals(value: Any, t: DataType) -> list[Any] | None:
             if value.tzinfo is not None:
                 value = value.astimezone(dt.UTC).replace(tzinfo=None)
             micros = (value - _EPOCH) // dt.timedelta(microseconds=1)
-            return [micros // 1000 if (t.precision or 0) <= 3 else micros]
+            if (t.precision or 0) > 3:
+                return [micros]
+            return None if micros % 1000 else [micros // 1000]
         if root == "DECIMAL":
             if isinstance(value, bool) or not isinstance(value, (int, Decimal, str, float)):
                 return None

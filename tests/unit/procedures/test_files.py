@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
-from paimon_core.format.file_index import write_container
+from paimon_core.format.file_index import read_index_metas, write_container
 from paimon_core.format.schema import AddColumn, RemoveOption, SetOption
 from paimon_core.format.snapshot import ChangelogManager, CommitKind
 from paimon_core.format.types import INT
@@ -292,6 +293,47 @@ def test_rewrite_file_index_of_java_written_index_files(warehouse: str, oracle: 
     ):
         assert a.read() == b.read()
     assert sorted(r["id"] for r in oracle("read", warehouse, "db.j")) == list(range(6))
+
+
+def test_rewrite_file_index_switches_index_types(warehouse: str) -> None:
+    """Paimon's ``testFileIndexProcedureSwitchIndexType``: bloom filters embedded, then a
+    bitmap in an index file once the bloom filter is no longer declared."""
+    catalog = new_catalog(warehouse)
+    table = new_table(
+        catalog,
+        commits=1,
+        options={
+            "file-index.bloom-filter.columns": "id",
+            "file-index.in-manifest-threshold": "1 MB",
+        },
+    )
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(0, 0)]  # as written
+    (meta,) = _metas(table).values()
+    assert [(m.column_name, m.index_type) for m in _index_metas(meta.embedded_index)] == [
+        ("id", "bloom-filter")
+    ]
+    alter(
+        table,
+        {
+            "file-index.in-manifest-threshold": "1 b",
+            "file-index.bloom-filter.columns": None,
+            "file-index.bitmap.columns": "id",
+        },
+    )
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(1, 1)]
+    (meta,) = _metas(catalog.get_table("db.t")).values()
+    assert meta.embedded_index is None and meta.extra_files == (f"{meta.file_name}.index",)
+    path = os.path.join(table.path, "dt=2024-01-01", "bucket-0", meta.extra_files[0])
+    with open(path, "rb") as f:
+        assert [(m.column_name, m.index_type) for m in _index_metas(f.read())] == [("id", "bitmap")]
+    table = catalog.get_table("db.t")
+    assert sum(len(s.files) for s in table.new_scan().plan(predicate=[("id", "=", 7)])) == 0
+    assert sum(len(s.files) for s in table.new_scan().plan(predicate=[("id", "=", 100)])) == 1
+
+
+def _index_metas(container: bytes | None) -> list[Any]:
+    assert container is not None
+    return read_index_metas(io.BytesIO(container).read, "test")
 
 
 def test_rewrite_file_index_refuses_bad_where_and_unknown_types(warehouse: str) -> None:

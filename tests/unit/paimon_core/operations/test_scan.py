@@ -513,3 +513,51 @@ def test_indexes_java_wrote_prune_without_losing_rows(
             assert (k in _keys_of(splits, table)) == holding
             skipped += len(files) - _files(splits)
     assert skipped > 100
+
+
+@pytest.mark.parametrize("threshold", ["500 b", "1 b"], ids=["embedded", "index-file"])
+def test_bitmap_and_bsi_indexes_skip_files(warehouse: str, threshold: str) -> None:
+    """Bitmaps answer equality and nulls, bit-sliced indexes ranges too; results of several
+    columns intersect row by row (a file with k = 5 and a file with d = 20.0 but no row
+    with both is skipped)."""
+    table = _indexed_table(
+        warehouse,
+        "t",
+        {
+            "file-index.bitmap.columns": "s",
+            "file-index.bsi.columns": "k",
+            "file-index.in-manifest-threshold": threshold,
+            "metadata.stats-mode": "none",
+        },
+    )
+    scan = table.new_scan()
+    for predicate, keys in [
+        ([("k", ">", 1003)], {1004, 1005, 1006, 1007}),
+        ([("k", "<=", 1)], {0, 1}),
+        ([("s", "=", "s13")], {13}),
+        ([("k", ">", 20), ("s", "in", ["s1", "s22"])], {22}),
+        ([("k", "=", 21), ("s", "=", "s1")], set()),
+        ([("s", "is_null", None)], set()),
+    ]:
+        splits = scan.plan(predicate=predicate)
+        found = _keys_of(splits, table)
+        assert keys <= found, predicate
+        assert _files(splits) == len({k % 10 if k < 1000 else k - 1000 for k in keys}), predicate
+
+
+def test_bitmap_indexes_java_wrote_prune(warehouse: str, oracle: Any) -> None:
+    oracle(
+        "create-table", warehouse, "db.j", "--schema", "k INT, s STRING",
+        "--option", "file-index.bitmap.columns=k,s",
+    )  # fmt: skip
+    for i in range(4):
+        rows = [{"k": k, "s": f"s{k % 3}"} for k in (i, i + 10, 1000 + i)] + [{"k": None}]
+        oracle("write", warehouse, "db.j", "--json-rows", json.dumps(rows))
+    table = FileSystemCatalog(warehouse).get_table("db.j")
+    scan = table.new_scan()
+    for k in range(15):
+        splits = scan.plan(predicate=[("k", "=", k), ("s", "=", f"s{k % 3}")])
+        assert _files(splits) == (1 if k % 10 < 4 else 0)
+        assert (k in _keys_of(splits, table)) == (k % 10 < 4)
+    assert _files(scan.plan(predicate=[("s", "is_null", None)])) == 4
+    assert _files(scan.plan(predicate=[("k", "=", 1), ("s", "is_null", None)])) == 0
