@@ -2,9 +2,11 @@
 
 Planning is on the path of every query, so it reads each manifest once, folds ADD/DELETE
 entries in one dict keyed by file identifier, and decodes each distinct partition row once.
-Pruning is by partition (manifest partition stats, then exact partition values) and by file
-stats: value stats for append tables, key stats for primary-key tables (a value filter cannot
-drop a file of a primary-key table: a newer version of a row may live in another file).
+Pruning is by partition (manifest partition stats, then exact partition values), by file
+stats (value stats for append tables, key stats for primary-key tables) and by file indexes
+(``file-index.*``: what an index proves no row matches). Value predicates reach a primary-key
+table's files as Java's whole-bucket value filter lets them: a newer version of a row may
+live in another file of the bucket.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ file names; evaluation of predicates against a container."""
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, SchemaError, UnsupportedFeature
+from paimon_core.format.bloom_filter_index import BloomFilterReader
 from paimon_core.format.data_file_index import (
     BytesSource,
     DataFileIndexWriter,
@@ -24,6 +26,7 @@ from paimon_core.format.types import (
     BIGINT,
     DECIMAL,
     INT,
+    MAP,
     STRING,
     DataField,
     DataType,
@@ -176,3 +179,30 @@ def test_writer_refuses_undeclared_or_unsupported_columns() -> None:
         DataFileIndexWriter(_fields(("a", INT())), options)
     with pytest.raises(InvalidArgument, match="Does not support decimal"):
         DataFileIndexWriter(_fields(("d", DECIMAL(5, 1))), options)
+
+
+def test_map_keys_are_indexed_by_their_values() -> None:
+    """``m[k]`` indexes the values of key ``k`` (null where a row lacks it), each under its
+    own name; options of the map apply to every key, a key's own win."""
+    t = MAP(STRING(False), INT())
+    fields = [DataField(0, "m", t)]
+    options = file_index_options(
+        {
+            "file-index.bloom-filter.columns": "m[a],m[b]",
+            "file-index.bloom-filter.m.items": "50",
+            "file-index.bloom-filter.m[b].fpp": "0.01",
+        }
+    )
+    writer = DataFileIndexWriter(fields, options)
+    data = pa.array(
+        [[("a", 1), ("b", 2)], None, [("a", 3)], [("c", 4)]], pa.map_(pa.string(), pa.int32())
+    )
+    writer.write(pa.table({"m": data}))
+    container = writer.container()
+    entries = {e.column_name: e for e in read_header(io.BytesIO(container).read, "mem")}
+    assert set(entries) == {"m[a]", "m[b]"}
+    a = entries["m[a]"]
+    reader = BloomFilterReader(INT(), container[a.start : a.start + a.length])
+    assert reader.visit("=", 1, ()) is REMAIN and reader.visit("=", 3, ()) is REMAIN
+    b = entries["m[b]"]
+    assert struct.unpack(">i", container[b.start : b.start + 4])[0] == 7  # fpp 0.01: 7 hashes
