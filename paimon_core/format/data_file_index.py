@@ -471,5 +471,9 @@ class EmptyIndexReader:
 
 
 def index_columns(options: Mapping[str, str]) -> set[str]:
-    """The top-level columns ``options`` index (for deciding cheaply whether to look)."""
-    return {column.name for column, _ in file_index_options(options).columns}
+    """The top-level columns ``options`` index (for deciding cheaply whether to look); none
+    for options Paimon would refuse (a table an older Paimon created unchecked)."""
+    try:
+        return {column.name for column, _ in file_index_options(options).columns}
+    except InvalidArgument:
+        return set()
