@@ -32,7 +32,12 @@ from paimon_core.format.types import (
     DataType,
     to_arrow_schema,
 )
-from tests.unit.paimon_core.format.index_twins import arrow_rows, containers, twins
+from tests.unit.paimon_core.format.index_twins import (
+    arrow_rows,
+    containers,
+    java_filtered_reads,
+    twins,
+)
 
 ALL_TYPES = (
     "i INT, b BIGINT, s STRING, f FLOAT, d DOUBLE, dt DATE, ts TIMESTAMP(3), "
@@ -206,3 +211,50 @@ def test_map_keys_are_indexed_by_their_values() -> None:
     assert reader.visit("=", 1, ()) is REMAIN and reader.visit("=", 3, ()) is REMAIN
     b = entries["m[b]"]
     assert struct.unpack(">i", container[b.start : b.start + 4])[0] == 7  # fpp 0.01: 7 hashes
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"file-index.bloom-filter.k.items": "20", "file-index.bloom-filter.s.items": "20"},
+        {},  # default sizes: <data file>.index, which Java consults when reading each file
+    ],
+    ids=["embedded", "index-file"],
+)
+def test_java_reads_with_our_indexes(
+    warehouse: str, oracle: Callable[..., Any], tmp_path: Any, options: dict[str, str]
+) -> None:
+    """Java 0.9's filtered reads use the indexes we wrote (bloom filters, V1 bitmaps) and
+    return every matching row: a wrong index would drop rows."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([("k", pa.int32()), ("s", pa.string()), ("b", pa.int32())])
+    table = catalog.create_table(
+        "db.t",
+        schema,
+        options={
+            "file-index.bloom-filter.columns": "k,s",
+            "file-index.bitmap.columns": "b",
+            "file-index.bitmap.b.version": "1",
+            **options,
+        },
+    )
+    for i in range(6):  # every file spans [i, 1000 + i]: stats prune nothing
+        ks = [i, i + 10, i + 20, 1000 + i]
+        table.write_arrow(
+            pa.table({"k": ks, "s": [f"s{k}" for k in ks], "b": [k % 7 for k in ks]}, schema)
+        )
+    assert len(oracle("read", warehouse, "db.t")) == 24  # also fetches the oracle's jars
+    queries = [
+        ("k", 13, {13}),
+        ("s", "s24", {24}),
+        ("k", 1005, {1005}),
+        ("k", 9, set()),
+        ("b", 3, {3, 10, 24, 1003}),
+    ]
+    results = java_filtered_reads(tmp_path, warehouse, "db.t", [(c, v) for c, v, _ in queries])
+    assert len(results) == len(queries)
+    for (column, value, expected), got in zip(queries, results):
+        assert expected <= set(got["keys"]), (column, value)
+    if options:  # embedded indexes prune in Java's plan already
+        assert sum(got["files"] for got in results) < len(queries) * 6
