@@ -12,13 +12,14 @@ import pyarrow as pa
 import pytest
 from pyroaring import BitMap
 
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.bitmap_index import BitmapReader, BitmapWriter, binary_string_hash
 from paimon_core.format.data_file_index import BytesSource, DataFileIndexWriter, evaluate
 from paimon_core.format.file_index import REMAIN, BitmapResult, file_index_options, java_column
 from paimon_core.format.roaring import serialize32
 from paimon_core.format.types import DECIMAL, FLOAT, INT, STRING, DataField
-from tests.unit.paimon_core.format.index_twins import containers, twins
+from tests.unit.paimon_core.format.index_twins import containers, java_filtered_reads, twins
 
 COLUMNS = "i,b,s,f,d,dt,ts,tu,t,sm"
 SCHEMA = (
@@ -139,3 +140,21 @@ def test_types_java_refuses() -> None:
         BitmapWriter(INT(), {"version": "3"})
     with pytest.raises(InvalidArgument, match="plugin version is lower than 3"):
         BitmapReader(INT(), b"\x03" + b"\x00" * 12)
+
+
+def test_java_09_reads_tables_with_v2_bitmaps_unfiltered(
+    warehouse: str, oracle: Callable[..., Any], tmp_path: Any
+) -> None:
+    """V2 is what Paimon 1.0+ writes; Paimon 0.9 reads such a table, but its reader of a
+    V2 bitmap fails (``your plugin version is lower than 2``) once a filter consults it,
+    as with a table Java 1.x wrote: ``version`` = 1 is for 0.9 readers."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([("k", pa.int32()), ("b", pa.int32())])
+    table = catalog.create_table("db.t", schema, options={"file-index.bitmap.columns": "b"})
+    table.write_arrow(pa.table({"k": [1, 2, 3], "b": [5, 6, 5]}, schema))
+    (entry,) = table.new_scan().read_entries(table.latest_snapshot())
+    assert entry.file.embedded_index is not None
+    assert sorted(r["k"] for r in oracle("read", warehouse, "db.t")) == [1, 2, 3]
+    with pytest.raises(RuntimeError, match="your plugin version is lower than 2"):
+        java_filtered_reads(tmp_path, warehouse, "db.t", [("b", 5)])
