@@ -13,9 +13,11 @@ in the driver (in parallel on object stores). Paimon's docs mention ``db.*`` for
 database, which its Spark procedure does not accept; neither does this.
 
 ``rewrite_file_index(table, where)`` returns ``written_partitions, written_indexes``
-(``paimon_core.operations.file_index``): tables without ``file-index.*.columns`` options
-are rewritten as Paimon does (obsolete ``.index`` files dropped); tables with them are
-refused, since building file indexes is not implemented.
+(``paimon_core.operations.file_index``, Paimon's ``FileIndexProcessor``): each live file
+of the partitions ``where`` selects gets the indexes the table's ``file-index.*`` options
+declare, built from its rows (embedded in the manifest when small, else a new ``.index``
+file), in one COMPACT snapshot of the files whose meta changed; without declared indexes
+their indexes are dropped. Old index files are left to orphan cleanup, as in Paimon.
 
 ``copy(source_table, target_table, where)`` (Paimon's ``CopyFilesProcedure``) creates the
 target table in this catalog when it does not exist (the source's latest columns, keys,

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
+from paimon_core.format.data_file_index import validate_file_index
 from paimon_core.format.default_value import default_scalar
 from paimon_core.format.merge_options import validate_merge_options
 from paimon_core.format.options import CoreOptions
@@ -380,6 +381,7 @@ def validate_schema(s: TableSchema) -> None:
             f"{list(s.partition_keys)})."
         )
     validate_merge_options(s)
+    validate_file_index(s.fields, s.options, names)
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

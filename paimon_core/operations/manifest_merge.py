@@ -129,6 +129,8 @@ class ManifestMerger:
         """Paimon 2.0's ``tryFullCompaction``: once the manifests that must change (small, or
         holding DELETE entries) reach the threshold, every deleted file is dropped with its
         ADD; a large manifest without deletes stays as it is unless it holds a deleted file.
+        A file deleted and added again with the same identity keeps its last ADD (Paimon
+        loses it).
 
         Nothing is done (None: minor compaction decides) when at most one manifest would be
         merged, so a merged table is not rewritten again.
@@ -141,11 +143,13 @@ class ManifestMerger:
         delta_size = sum(m.file_size for m in metas if must_change(m))
         if delta_size < self.full_compaction_threshold:
             return None
-        deleted = {
-            e.identifier
-            for e in self._read(m for m in metas if m.num_deleted_files > 0)
-            if e.kind == FileKind.DELETE
-        }
+        # How often each file was deleted: a file can come back with the same identity (a
+        # file index rewritten away and back), so only as many of its ADDs go, oldest
+        # first. Paimon drops every ADD of a deleted identity, the live one too.
+        deleted: dict[tuple, int] = {}
+        for e in self._read(m for m in metas if m.num_deleted_files > 0):
+            if e.kind == FileKind.DELETE:
+                deleted[e.identifier] = deleted.get(e.identifier, 0) + 1
         delete_partitions = {k[0] for k in deleted}
         result: list[ManifestFileMeta] = []
         to_merge: list[ManifestFileMeta] = []
@@ -159,7 +163,13 @@ class ManifestMerger:
         kept: list[ManifestEntry] = []
         for meta in to_merge:
             adds = [e for e in self._read([meta]) if e.kind == FileKind.ADD]
-            survivors = [e for e in adds if e.identifier not in deleted]
+            survivors = []
+            for e in adds:
+                pending = deleted.get(e.identifier, 0)
+                if pending:
+                    deleted[e.identifier] = pending - 1
+                else:
+                    survivors.append(e)
             if must_change(meta) or len(survivors) < len(adds):
                 kept.extend(survivors)
             else:

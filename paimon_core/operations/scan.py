@@ -2,9 +2,11 @@
 
 Planning is on the path of every query, so it reads each manifest once, folds ADD/DELETE
 entries in one dict keyed by file identifier, and decodes each distinct partition row once.
-Pruning is by partition (manifest partition stats, then exact partition values) and by file
-stats: value stats for append tables, key stats for primary-key tables (a value filter cannot
-drop a file of a primary-key table: a newer version of a row may live in another file).
+Pruning is by partition (manifest partition stats, then exact partition values), by file
+stats (value stats for append tables, key stats for primary-key tables) and by file indexes
+(``file-index.*``: what an index proves no row matches). Value predicates reach a primary-key
+table's files as Java's whole-bucket value filter lets them: a newer version of a row may
+live in another file of the bucket.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.exceptions import InvalidArgument
+from paimon_core.exceptions import InvalidArgument, MetadataFormatError
 from paimon_core.format.binary_row import row_codec
+from paimon_core.format.data_file_index import BytesSource, StreamSource, evaluate, index_columns
 from paimon_core.format.deletion_vectors import DeletionFile
+from paimon_core.format.file_index import INDEX_PATH_SUFFIX, file_index_read_enabled
 from paimon_core.format.manifest import (
     DataFileMeta,
     FileKind,
@@ -27,7 +32,9 @@ from paimon_core.format.manifest import (
     ManifestFileMeta,
     gc_paused,
 )
+from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.stats import ColumnStats, decode_stats
+from paimon_core.format.types import DataType
 from paimon_core.operations.deletion_vectors import snapshot_deletion_files
 from paimon_core.operations.time_travel import resolve_snapshot
 
@@ -37,7 +44,10 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 Predicate = tuple[str, str, Any]
-OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null"})
+OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null", "in"})
+"""``in``'s literal is a sequence of values (SQL ``IN``: a null among them matches nothing)."""
+_INDEX_OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null", "in"})
+_PARALLEL_INDEX_READS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +156,8 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
         return value is None
     if op == "is_not_null":
         return value is not None
+    if op == "in":
+        return any(value_matches("=", v, value) for v in literal)
     if value is None or literal is None:
         return False
     literal = _coerce(literal, value)
@@ -180,6 +192,8 @@ def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -
         return stats.null_count is None or stats.null_count > 0
     if op == "is_not_null":
         return stats.null_count is None or stats.null_count < row_count
+    if op == "in":
+        return any(stats_may_match("=", v, stats, row_count) for v in literal if v is not None)
     low, high = stats.min, stats.max
     if literal is None or low is None or high is None:
         return True
@@ -211,13 +225,15 @@ def _bounds_may_match(op: str, literal: Any, low: Any, high: Any) -> bool:
 
 
 def validate_predicate(predicate: Iterable[Predicate], column_names: Collection[str]) -> None:
-    for column, op, _literal in predicate:
+    for column, op, literal in predicate:
         if op not in OPERATORS:
             raise InvalidArgument(
                 f"Unsupported predicate operator '{op}': expected one of {sorted(OPERATORS)}"
             )
         if column not in column_names:
             raise InvalidArgument(f"Predicate column '{column}' is not a column of the table")
+        if op == "in" and not isinstance(literal, (list, tuple, set, frozenset)):
+            raise InvalidArgument(f"The literal of '{column} in' must be a list of values")
 
 
 class _StatsLayout:
@@ -400,30 +416,34 @@ class TableScan:
         return layout
 
     def _file_filter(self, predicate: Sequence[Predicate]) -> Any:
-        """A function ``DataFileMeta -> bool`` that is False when stats exclude the file."""
-        schema = self.table.schema
+        """A function ``DataFileMeta -> bool`` that is False when stats exclude the file:
+        key stats for primary-key tables, value stats for append tables."""
         partition = set(self.partition_keys)
         preds = [p for p in predicate if p[0] not in partition]
         if not preds:
             return None
         if self.table.is_primary_key_table:
-            keys = list(schema.trimmed_primary_keys)
-            key_preds = [(keys.index(c), op, lit) for c, op, lit in preds if c in keys]
-            if not key_preds:
-                return None
-            key_types = [schema.field(k).type for k in keys]
-
-            def by_key_stats(f: DataFileMeta) -> bool:
-                try:
-                    columns = decode_stats(f.key_stats, key_types)
-                except Exception:
-                    return True
-                return all(
-                    stats_may_match(op, lit, columns[i], f.row_count) for i, op, lit in key_preds
-                )
-
-            return by_key_stats
+            return self._key_stats_filter(preds)
         return self._value_stats_filter(preds)
+
+    def _key_stats_filter(self, preds: Sequence[Predicate]) -> Any:
+        schema = self.table.schema
+        keys = list(schema.trimmed_primary_keys)
+        key_preds = [(keys.index(c), op, lit) for c, op, lit in preds if c in keys]
+        if not key_preds:
+            return None
+        key_types = [schema.field(k).type for k in keys]
+
+        def by_key_stats(f: DataFileMeta) -> bool:
+            try:
+                columns = decode_stats(f.key_stats, key_types)
+            except Exception:
+                return True
+            return all(
+                stats_may_match(op, lit, columns[i], f.row_count) for i, op, lit in key_preds
+            )
+
+        return by_key_stats
 
     def value_filter(self, predicate: Sequence[Predicate]) -> Callable[[DataFileMeta], bool] | None:
         """A function ``DataFileMeta -> bool``, False when the file's value stats exclude
@@ -467,6 +487,156 @@ class TableScan:
             )
 
         return by_value_stats
+
+    # ---------------------------------------------------------------------- file index
+
+    def _index_filter(self, predicate: Sequence[Predicate], *, index_files: bool) -> Any:
+        """A function ``ManifestEntry -> bool`` that is False when the file's index proves
+        that no row matches (Java's ``FileIndexPredicate``): the index embedded in the
+        manifest, and with ``index_files`` also a ``.index`` extra file (which Java reads
+        when it opens the file, ``FileIndexEvaluator``; here the scan does, so that every
+        reader skips it). None when ``file-index.read.enabled`` is off or no predicate is
+        one an index answers.
+
+        A predicate reaches a file's index under the file's name of its column (found by
+        field id), and not at all when the column's type changed since the file was
+        written. A ``.index`` file is read only when some predicate column is indexed by
+        the table's options or by those of the file's schema.
+        """
+        options = self.table.options
+        if not file_index_read_enabled(options):
+            return None
+        preds = [p for p in predicate if p[1] in _INDEX_OPERATORS]
+        if not preds:
+            return None
+        schema = self.table.schema
+        by_id = [
+            (schema.field(c).id, schema.field(c).type.copy(True), op, lit) for c, op, lit in preds
+        ]
+        indexed_now = {f.id for f in schema.fields if f.name in index_columns(options)}
+        devolved: dict[int, tuple[list[Predicate], dict[str, DataType], bool]] = {}
+
+        def for_schema(schema_id: int) -> tuple[list[Predicate], dict[str, DataType], bool]:
+            found = devolved.get(schema_id)
+            if found is None:
+                file_schema = self._schema(schema_id)
+                fields = {f.id: f for f in file_schema.fields}
+                indexed_then = index_columns(file_schema.options)
+                mapped: list[Predicate] = []
+                types: dict[str, DataType] = {}
+                look = False
+                for fid, t, op, lit in by_id:
+                    f = fields.get(fid)
+                    if f is not None and f.type.copy(True) == t:
+                        mapped.append((f.name, op, lit))
+                        types[f.name] = f.type
+                        look = look or fid in indexed_now or f.name in indexed_then
+                found = devolved[schema_id] = (mapped, types, look)
+            return found
+
+        def may_match(e: ManifestEntry) -> bool:
+            f = e.file
+            if f.embedded_index is None and not (index_files and f.extra_files):
+                return True
+            mapped, types, look_in_files = for_schema(f.schema_id)
+            if not mapped:
+                return True
+            if f.embedded_index is not None:
+                source = BytesSource(f.embedded_index)
+                return evaluate(source, f.file_name, types, mapped).remain()
+            names = [x for x in f.extra_files if x.endswith(INDEX_PATH_SUFFIX)]
+            if not names or not look_in_files:
+                return True
+            if len(names) > 1:
+                raise MetadataFormatError(
+                    "Found more than one index file for one data file: " + " and ".join(names)
+                )
+            path = self._extra_file_path(e, names[0])
+            with self.table.file_io.open_input(path) as stream:
+                return evaluate(StreamSource(stream), path, types, mapped).remain()
+
+        return may_match
+
+    def _extra_file_path(self, e: ManifestEntry, name: str) -> str:
+        """An extra file sits beside its data file (external paths too)."""
+        f = e.file
+        if f.external_path:
+            return f"{f.external_path.rsplit('/', 1)[0]}/{name}"
+        parts = [self.table.path.rstrip("/")]
+        if self.partition_keys:
+            parts.append(
+                partition_path(
+                    self.partition_keys,
+                    self.partition_values(e.partition),
+                    self.partition_types,
+                    self.table.options.partition_default_name,
+                )
+            )
+        parts += [bucket_dir_name(e.bucket), name]
+        return "/".join(parts)
+
+    def _value_filter(
+        self, entries: list[ManifestEntry], predicate: Sequence[Predicate]
+    ) -> list[ManifestEntry]:
+        """Value predicates beyond stats: the file index of append files, Java's whole-bucket
+        value filter for primary-key tables."""
+        partition = set(self.partition_keys)
+        preds = [p for p in predicate if p[0] not in partition]
+        if not preds:
+            return entries
+        if self.table.is_primary_key_table:
+            return self._whole_bucket_filter(entries, preds)
+        keep = self._index_filter(preds, index_files=True)
+        return entries if keep is None else self._filter_by_index(entries, keep)
+
+    def _filter_by_index(
+        self, entries: list[ManifestEntry], keep: Callable[[ManifestEntry], bool]
+    ) -> list[ManifestEntry]:
+        """``entries`` whose index may match; ``.index`` files are read in parallel."""
+        with_files = sum(1 for e in entries if e.file.embedded_index is None and e.file.extra_files)
+        if with_files < 8:
+            return [e for e in entries if keep(e)]
+        with ThreadPoolExecutor(_PARALLEL_INDEX_READS) as pool:
+            verdicts = list(pool.map(keep, entries))
+        return [e for e, ok in zip(entries, verdicts) if ok]
+
+    def _whole_bucket_filter(
+        self, entries: list[ManifestEntry], predicate: Sequence[Predicate]
+    ) -> list[ManifestEntry]:
+        """Java's ``KeyValueFileStoreScan`` value filter of a batch scan (whole buckets):
+        a file's value stats, and for deletion-vector tables its embedded index, decide.
+        A bucket whose files do not overlap (one level above 0) keeps the files that may
+        match; any other keeps all its files when one may match, and all of them anyway for
+        partial-update and aggregation tables without deletion vectors (their rows merge
+        into values no single file holds)."""
+        stats = self._value_stats_filter(predicate)
+        options = self.table.options
+        index = (
+            self._index_filter(predicate, index_files=False)
+            if options.deletion_vectors_enabled
+            else None
+        )
+        if stats is None and index is None:
+            return entries
+
+        def may_match(e: ManifestEntry) -> bool:
+            return (stats is None or stats(e.file)) and (index is None or index(e))
+
+        merging = not options.deletion_vectors_enabled and options.merge_engine in (
+            "partial-update",
+            "aggregation",
+        )
+        buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in entries:
+            buckets.setdefault((e.partition, e.bucket), []).append(e)
+        out: list[ManifestEntry] = []
+        for group in buckets.values():
+            levels = {e.file.level for e in group}
+            if len(group) <= 1 or (len(levels) == 1 and 0 not in levels):
+                out.extend(e for e in group if may_match(e))
+            elif merging or any(may_match(e) for e in group):
+                out.extend(group)
+        return out
 
     # -------------------------------------------------------------------------- plan
 
@@ -539,6 +709,8 @@ class TableScan:
                 entries = [e for e in entries if keep(e.file)]
             if skip_level0:
                 entries = [e for e in entries if e.file.level != 0]
+            if predicate:
+                entries = self._value_filter(entries, predicate)
             groups: defaultdict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
             for e in entries:
                 groups[e.partition, e.bucket].append(e.file)

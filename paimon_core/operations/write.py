@@ -30,6 +30,11 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.data_file_index import (
+    DataFileIndexWriter,
+    index_path_of,
+    store_container,
+)
 from paimon_core.format.data_files import (
     WriteFormat,
     check_fields,
@@ -37,6 +42,7 @@ from paimon_core.format.data_files import (
     write_format,
 )
 from paimon_core.format.default_value import field_defaults
+from paimon_core.format.file_index import FileIndexOptions, file_index_options
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
 from paimon_core.format.stats import (
     FooterStats,
@@ -180,6 +186,7 @@ class _Layout:
     defaults: dict[str, pa.Scalar]
     value_modes: list[StatsMode]
     key_modes: list[StatsMode]
+    file_index: FileIndexOptions
 
 
 _LAYOUTS: dict[tuple[int, int], tuple[TableSchema, CoreOptions, _Layout]] = {}
@@ -216,6 +223,7 @@ def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
             list(schema.trimmed_primary_keys) if primary_key else [],
             file_format.name,
         ),
+        file_index=file_index_options(options),
     )
     if len(_LAYOUTS) >= _LAYOUTS_MAX:
         _LAYOUTS.clear()
@@ -280,6 +288,7 @@ class TableWrite:
         self.file_fields = layout.file_fields
         self.value_modes = layout.value_modes
         self.key_modes = layout.key_modes
+        self.file_index = layout.file_index
         self.dense_stats = options.stats_dense_store
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
@@ -760,10 +769,17 @@ class TableWrite:
         file_source: int = 0,
         spec: _FileSpec | None = None,
     ) -> DataFileMeta:
-        spec = spec or self._specs[(0, False)]
+        data_spec = self._specs[(0, False)]
+        spec = spec or data_spec
         name = f"{spec.prefix}{uuid.uuid4()}-0{spec.format.suffix}"
         path = data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
+        # Java indexes data files of every level; changelog files are read sequentially and
+        # get none (KeyValueFileWriterFactory).
+        extra_files: tuple[str, ...] = ()
+        embedded_index = None
+        if spec is data_spec and not self.file_index.empty:
+            extra_files, embedded_index = self._write_index(path, data)
         footers: list[pq.FileMetaData] = []  # a Parquet footer, whose column stats are reused
         size = write_data_file(
             self.table.file_io, path, data, self.file_fields, spec.format, footers
@@ -805,9 +821,25 @@ class TableWrite:
             max_sequence_number=max_seq,
             schema_id=self.table.schema.schema_id,
             level=level,
-            extra_files=(),
+            extra_files=extra_files,
             creation_time_millis=local_millis_as_utc(),
             delete_row_count=deletes,
+            embedded_index=embedded_index,
             file_source=file_source,
             value_stats_cols=stats_cols,
         )
+
+    def _write_index(self, data_path: str, data: pa.Table) -> tuple[tuple[str, ...], bytes | None]:
+        """The file index of a data file (its value columns: ``data`` holds them by name):
+        embedded when small, else ``<data file>.index`` beside it, as Java's
+        ``DataFileIndexWriter``."""
+        writer = DataFileIndexWriter(self.fields, self.file_index)
+        writer.write(data)
+        index_path = index_path_of(data_path)
+        container = writer.container()
+        if len(container) > self.file_index.in_manifest_threshold:
+            self._track(index_path)
+        written = store_container(
+            self.table.file_io, index_path, container, self.file_index.in_manifest_threshold
+        )
+        return ((written.file_name,) if written.file_name else ()), written.embedded

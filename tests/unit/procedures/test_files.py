@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import os
 import shutil
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -13,7 +16,8 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
-from paimon_core.format.schema import AddColumn
+from paimon_core.format.file_index import read_index_metas, write_container
+from paimon_core.format.schema import AddColumn, RemoveOption, SetOption
 from paimon_core.format.snapshot import ChangelogManager, CommitKind
 from paimon_core.format.types import INT
 from procedures import ProcedureError
@@ -141,7 +145,7 @@ def _with_index_extra(table: Any, day: str) -> str:
     ]
     index = files[0].file_name + ".index"
     with open(os.path.join(table.path, f"dt={day}", "bucket-0", index), "wb") as f:
-        f.write(b"PAIMON-INDEX")
+        f.write(write_container([("name", [("bloom-filter", b"\x00\x00\x00\x01\x00")])]))
     messages = [
         CommitMessage(
             _partition(table, day),
@@ -179,12 +183,164 @@ def test_rewrite_file_index_without_index_columns(warehouse: str, oracle: Any) -
     assert call(catalog, "rewrite_file_index", "db.t").rows == [(0, 0)]
 
 
-def test_rewrite_file_index_refuses_index_columns_and_bad_where(warehouse: str) -> None:
+def alter(table: Any, options: dict[str, str | None]) -> None:
+    """ALTER TABLE SET / RESET of table options."""
+    table.schema_manager.commit_changes(
+        [SetOption(k, v) if v is not None else RemoveOption(k) for k, v in options.items()]
+    )
+
+
+def _metas(table: Any) -> dict[str, Any]:
+    latest = table.latest_snapshot()
+    return {e.file.file_name: e.file for e in table.new_scan().read_entries(latest)}
+
+
+def _bucket_files(table: Any, day: str) -> set[str]:
+    return set(os.listdir(os.path.join(table.path, f"dt={day}", "bucket-0")))
+
+
+def test_rewrite_file_index_builds_moves_renames_and_drops_indexes(
+    warehouse: str, oracle: Any
+) -> None:
+    """Declared after the writes, indexes are built by the rewrite (small: embedded); a
+    lower threshold moves them to ``<data file>.index``, a rewrite of those writes
+    ``...-1.index``, and without declarations they go. Old index files stay for the
+    snapshots that name them: expiry keeps them (the data file lives on), orphan cleanup
+    removes them once no snapshot does."""
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=3)  # partitions 2024-01-01 (2 files), 2024-01-02
+    names = sorted(_metas(table))
+    alter(table, {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.items": "8"})
+    table = catalog.get_table("db.t")
+    assert call(catalog, "rewrite_file_index", "db.t", "dt = '2024-01-02'").rows == [(1, 1)]
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(1, 2)]
+    metas = _metas(table)
+    assert sorted(metas) == names and all(m.embedded_index for m in metas.values())
+    assert table.latest_snapshot().commit_kind == CommitKind.COMPACT
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(0, 0)]  # unchanged
+    pruned = table.new_scan().plan(predicate=[("id", "=", 101)])
+    assert 101 in table.new_read().to_arrow(pruned).column("id").to_pylist()
+    assert sum(len(s.files) for s in pruned) < 3
+
+    alter(table, {"file-index.in-manifest-threshold": "1 b"})
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(2, 3)]
+    metas = _metas(catalog.get_table("db.t"))
+    assert all(m.embedded_index is None for m in metas.values())
+    assert all(m.extra_files == (f"{n}.index",) for n, m in metas.items())
+    embedded = dict(_metas(table).items())
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(2, 3)]
+    metas = _metas(catalog.get_table("db.t"))
+    renamed = {n: n.replace(".parquet", ".parquet-1.index") for n in names}
+    assert all(m.extra_files == (renamed[n],) for n, m in metas.items())
+    day1 = _bucket_files(table, "2024-01-01")
+    for n in names:
+        if n in day1:
+            with open(
+                os.path.join(table.path, "dt=2024-01-01", "bucket-0", f"{n}.index"), "rb"
+            ) as a:
+                with open(
+                    os.path.join(table.path, "dt=2024-01-01", "bucket-0", renamed[n]), "rb"
+                ) as b:
+                    assert a.read() == b.read() != embedded[n].embedded_index
+
+    alter(
+        table, {"file-index.bloom-filter.columns": None, "file-index.bloom-filter.id.items": None}
+    )
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(2, 3)]
+    metas = _metas(catalog.get_table("db.t"))
+    assert all(m.extra_files == () and m.embedded_index is None for m in metas.values())
+    assert sorted(r["id"] for r in oracle("read", warehouse, "db.t")) == [0, 1, 2, 100, 101, 102]
+
+    index_files = {n for n in _bucket_files(table, "2024-01-01") if n.endswith(".index")}
+    assert len(index_files) == 4  # two rewrites of two files
+    call(catalog, "expire_snapshots", table="db.t", retain_max=1, retain_min=1)
+    assert {n for n in _bucket_files(table, "2024-01-01") if n.endswith(".index")} == index_files
+    assert sorted(_metas(catalog.get_table("db.t"))) == names
+    # The live manifests still list the replaced metas (DELETE entries): their index files
+    # are in use until the manifests are merged.
+    for n in index_files:  # old enough for orphan cleanup
+        path = os.path.join(table.path, "dt=2024-01-01", "bucket-0", n)
+        os.utime(path, (time.time() - 3 * 86400, time.time() - 3 * 86400))
+    assert call(catalog, "remove_orphan_files", "db.t").rows == [(0, 0)]
+    call(catalog, "compact_manifest", table="db.t")
+    call(catalog, "expire_snapshots", table="db.t", retain_max=1, retain_min=1)
+    assert call(catalog, "remove_orphan_files", "db.t").rows[0][0] >= 4
+    assert not {n for n in _bucket_files(table, "2024-01-01") if n.endswith(".index")}
+    assert catalog.get_table("db.t").to_arrow().num_rows == 6
+
+
+def test_rewrite_file_index_of_java_written_index_files(warehouse: str, oracle: Any) -> None:
+    """Java 0.9 wrote the indexes; the rewrite keeps each (same bytes) in a new file."""
+    oracle(
+        "create-table", warehouse, "db.j", "--schema", "id INT, v STRING, dt STRING",
+        "--partition", "dt", "--option", "file-index.bloom-filter.columns=id,v",
+    )  # fmt: skip
+    rows = [{"id": i, "v": f"v{i}", "dt": f"d{i % 2}"} for i in range(6)]
+    oracle("write", warehouse, "db.j", "--json-rows", json.dumps(rows))
+    catalog = FileSystemCatalog(warehouse)
+    table = catalog.get_table("db.j")
+    before = _metas(table)
+    assert call(catalog, "rewrite_file_index", "db.j", "dt = 'd1'").rows == [(1, 1)]
+    after = _metas(catalog.get_table("db.j"))
+    changed = [n for n in after if after[n] != before[n]]
+    assert len(changed) == 1
+    (old_name,), (new_name,) = before[changed[0]].extra_files, after[changed[0]].extra_files
+    assert new_name == old_name.replace(".parquet.index", ".parquet-1.index")
+    bucket = os.path.join(table.path, "dt=d1", "bucket-0")
+    with (
+        open(os.path.join(bucket, old_name), "rb") as a,
+        open(os.path.join(bucket, new_name), "rb") as b,
+    ):
+        assert a.read() == b.read()
+    assert sorted(r["id"] for r in oracle("read", warehouse, "db.j")) == list(range(6))
+
+
+def test_rewrite_file_index_switches_index_types(warehouse: str) -> None:
+    """Paimon's ``testFileIndexProcedureSwitchIndexType``: bloom filters embedded, then a
+    bitmap in an index file once the bloom filter is no longer declared."""
+    catalog = new_catalog(warehouse)
+    table = new_table(
+        catalog,
+        commits=1,
+        options={
+            "file-index.bloom-filter.columns": "id",
+            "file-index.in-manifest-threshold": "1 MB",
+        },
+    )
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(0, 0)]  # as written
+    (meta,) = _metas(table).values()
+    assert [(m.column_name, m.index_type) for m in _index_metas(meta.embedded_index)] == [
+        ("id", "bloom-filter")
+    ]
+    alter(
+        table,
+        {
+            "file-index.in-manifest-threshold": "1 b",
+            "file-index.bloom-filter.columns": None,
+            "file-index.bitmap.columns": "id",
+        },
+    )
+    assert call(catalog, "rewrite_file_index", table="db.t").rows == [(1, 1)]
+    (meta,) = _metas(catalog.get_table("db.t")).values()
+    assert meta.embedded_index is None and meta.extra_files == (f"{meta.file_name}.index",)
+    path = os.path.join(table.path, "dt=2024-01-01", "bucket-0", meta.extra_files[0])
+    with open(path, "rb") as f:
+        assert [(m.column_name, m.index_type) for m in _index_metas(f.read())] == [("id", "bitmap")]
+    table = catalog.get_table("db.t")
+    assert sum(len(s.files) for s in table.new_scan().plan(predicate=[("id", "=", 7)])) == 0
+    assert sum(len(s.files) for s in table.new_scan().plan(predicate=[("id", "=", 100)])) == 1
+
+
+def _index_metas(container: bytes | None) -> list[Any]:
+    assert container is not None
+    return read_index_metas(io.BytesIO(container).read, "test")
+
+
+def test_rewrite_file_index_refuses_bad_where_and_unknown_types(warehouse: str) -> None:
     catalog = new_catalog(warehouse)
     table = new_table(catalog, commits=1, options={"file-index.bloom-filter.columns": "name"})
     before = _files(table.path)
     for args, needle in [
-        ({}, "Building file indexes is not supported"),
         ({"where": "name = 'x'"}, "'name' is not one of ['dt']"),
         ({"where": "dt ~ 1"}, "Unsupported where"),
     ]:

@@ -1,4 +1,4 @@
-"""The file index container's header (Java's ``FileIndexFormat``), read without payloads."""
+"""The file index container (Java's ``FileIndexFormat``) and the ``file-index.*`` options."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import struct
 
 import pytest
 
-from paimon_core.exceptions import MetadataFormatError
+from paimon_core.exceptions import InvalidArgument, MetadataFormatError
 from paimon_core.format.file_index import (
     MAGIC,
     FileIndexMeta,
+    file_index_options,
+    file_index_read_enabled,
     java_hash_order,
     java_string_hash,
+    read_header,
     read_index_metas,
+    write_container,
 )
 
 
@@ -75,3 +79,53 @@ def test_bad_headers(data: bytes, message: str) -> None:
         read_index_metas(io.BytesIO(data).read, "/t/x.index")
     assert str(err.value).startswith("Failed to read file index metadata from /t/x.index.")
     assert message in str(err.value)
+
+
+def test_compute_if_absent_prepends_within_a_bucket() -> None:
+    """``HashMap.computeIfAbsent`` links a new key before its bucket's first: reversed
+    insertion order within a bucket, across resizes too (orders printed by a JVM)."""
+    keys = "s,ts,by,f,dt,x1,x2,x3,x4,x5,x6,x7,x8,x9,y1,y2".split(",")
+    assert ",".join(java_hash_order(keys, prepend=True)) == (
+        "x8,x9,f,dt,s,by,y1,y2,x1,x2,x3,x4,x5,x6,x7,ts"
+    )
+    assert ",".join(java_hash_order(keys)) == "x8,x9,f,dt,s,by,y1,x1,y2,x2,x3,x4,x5,x6,ts,x7"
+
+
+def test_container_round_trip() -> None:
+    data = write_container(
+        [("v", [("bloom-filter", b"\x01\x02\x03"), ("bitmap", None)]), ("id", [("bsi", b"")])]
+    )
+    entries = read_header(io.BytesIO(data).read, "mem")
+    by_key = {(e.column_name, e.index_type): e for e in entries}
+    bloom = by_key["v", "bloom-filter"]
+    assert data[bloom.start : bloom.start + bloom.length] == b"\x01\x02\x03"
+    assert by_key["v", "bitmap"].empty and by_key["v", "bitmap"].length == 0
+    assert by_key["id", "bsi"].length == 0 and not by_key["id", "bsi"].empty
+    assert struct.unpack(">i", data[bloom.start - 4 : bloom.start])[0] == 0  # redundant length
+
+
+def test_file_index_options_in_javas_order_and_errors() -> None:
+    parsed = file_index_options(
+        {
+            "file-index.bloom-filter.columns": "a, b ,m[k1]",
+            "file-index.bitmap.columns": "a",
+            "file-index.bloom-filter.b.fpp": "0.01",
+            "file-index.bloom-filter.m.items": "10",
+            "file-index.bloom-filter.m[k1].fpp": "0.2",
+            "file-index.in-manifest-threshold": "1 kb",
+            "file-index.read.enabled": "false",
+        }
+    )
+    columns = {column.full_name: dict(types) for column, types in parsed.columns}
+    assert set(columns) == {"a", "b", "m[k1]"}
+    assert set(columns["a"]) == {"bloom-filter", "bitmap"}
+    assert columns["b"]["bloom-filter"] == {"fpp": "0.01"}
+    assert columns["m[k1]"]["bloom-filter"] == {"fpp": "0.2"}
+    assert parsed.map_options["m", "bloom-filter"] == {"items": "10"}
+    assert parsed.in_manifest_threshold == 1024
+    assert not file_index_read_enabled({"file-index.read.enabled": "false"})
+    assert file_index_read_enabled({}) and file_index_options({}).empty
+    with pytest.raises(InvalidArgument, match="should not have empty column"):
+        file_index_options({"file-index.bitmap.columns": "a,,b"})
+    with pytest.raises(InvalidArgument, match="column 'c' is not declared in"):
+        file_index_options({"file-index.bitmap.columns": "a", "file-index.bitmap.c.version": "1"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pyarrow as pa
@@ -9,6 +10,7 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import CommitConflict
+from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.manifest import FileKind, ManifestFileMeta
 from paimon_core.format.snapshot import CommitKind
 from paimon_core.operations.manifest_merge import ManifestMerger, merge_entries
@@ -290,3 +292,31 @@ def test_compact_manifest_loses_the_race_and_retries_on_the_new_snapshot(
             referenced.add(name)
             referenced.update(m.file_name for m in table.manifest_list.read(name))
     assert {p.rsplit("/", 1)[1] for p in left} == referenced
+
+
+def test_full_compaction_keeps_a_file_added_again_with_the_same_identity(
+    warehouse: str,
+) -> None:
+    """A file whose meta goes away and comes back identical (its index rewritten away and
+    back: DELETE A, ADD B, DELETE B, ADD A) keeps its last ADD; Paimon's full compaction
+    drops every ADD of an identity it saw deleted, the live one too."""
+    table = _table(warehouse)
+    _write(table, [1], "a")
+    (entry,) = table.new_scan().read_entries(table.latest_snapshot())
+    original = entry.file
+    indexed = dataclasses.replace(original, embedded_index=b"an index")
+    for before, after in ((original, indexed), (indexed, original)):
+        table.new_commit().commit(
+            [
+                CommitMessage(
+                    entry.partition, entry.bucket, entry.total_buckets,
+                    compact_before=(before,), compact_after=(after,),
+                )
+            ]
+        )  # fmt: skip
+    assert _keys(table) == [1]
+    types = [f.type for f in table.schema.partition_fields]
+    merger = ManifestMerger(table.manifest_file, types, 1 << 20, 30, 1, written=[])
+    merged = merger.merge(_all(table))
+    entries = [e for m in merged for e in table.manifest_file.read(m.file_name)]
+    assert [(e.kind, e.file) for e in entries] == [(FileKind.ADD, original)]

@@ -1,15 +1,16 @@
-"""Scan planning: splits, folding, partition and stats pruning, planning speed."""
+"""Scan planning: splits, folding, partition, stats and file index pruning, planning speed."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import InvalidArgument
+from paimon_core.exceptions import InvalidArgument, SchemaError
 from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.manifest import (
     EMPTY_ROW,
@@ -19,9 +20,11 @@ from paimon_core.format.manifest import (
     ManifestEntry,
     SimpleStats,
 )
-from paimon_core.format.schema import RenameColumn, UpdateColumnType
+from paimon_core.format.schema import RemoveOption, RenameColumn, UpdateColumnType
 from paimon_core.format.snapshot import CommitKind, Snapshot
+from paimon_core.format.types import BIGINT as BIGINT_FACTORY
 from paimon_core.format.types import STRING
+from paimon_core.operations.compact import compact_table
 from paimon_core.operations.scan import Split, TableScan
 from paimon_core.table import FileStoreTable
 
@@ -340,3 +343,221 @@ def test_stats_of_a_column_whose_type_changed_do_not_prune(warehouse: str) -> No
     assert evolved.new_read().to_arrow(splits).column("k").to_pylist() == ["9", "100"]
     # an unchanged column still prunes: v's stats are of the same type
     assert _files(evolved.new_scan().plan(predicate=[("v", ">", "zzz")])) == 0
+
+
+# ---------------------------------------------------------------------------- file indexes
+
+BIGINT_TYPE = BIGINT_FACTORY()
+INDEXED = pa.schema([("k", pa.int32()), ("s", pa.string()), ("d", pa.float64())])
+
+
+def _indexed_table(warehouse: str, name: str, options: dict[str, str], **kw: Any) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table(f"db.{name}", INDEXED, options=options, **kw)
+    for i in range(8):  # every file spans [i, 1000 + i]: stats cannot tell them apart
+        ks = [i, i + 10, i + 20, 1000 + i]
+        table.write_arrow(
+            pa.table(
+                {"k": ks, "s": [f"s{k}" for k in ks], "d": [float(k) for k in ks]},
+                schema=INDEXED,
+            )
+        )
+    return catalog.get_table(f"db.{name}")
+
+
+def _keys_of(splits: list[Split], table: FileStoreTable) -> set[int]:
+    return set(table.new_read().to_arrow(splits).column("k").to_pylist())
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"file-index.bloom-filter.k.items": "20", "file-index.bloom-filter.s.items": "20"},
+        {},  # default sizes: each file's index goes to <data file>.index
+    ],
+    ids=["embedded", "index-file"],
+)
+def test_bloom_filters_skip_files_without_the_value(
+    warehouse: str, options: dict[str, str]
+) -> None:
+    table = _indexed_table(warehouse, "t", {"file-index.bloom-filter.columns": "k,s", **options})
+    files = table.new_scan().plan()[0].files
+    assert all((f.embedded_index is None) == (not options) for f in files)
+    assert all(len(f.extra_files) == (0 if options else 1) for f in files)
+    scan = table.new_scan()
+    skipped = 0
+    for k in [*range(30), 1000, 1005]:
+        for predicate in ([("k", "=", k)], [("s", "=", f"s{k}")], [("k", "in", [k, 5000])]):
+            splits = scan.plan(predicate=predicate)
+            holding = k < 8 or 10 <= k < 18 or 20 <= k < 28 or 1000 <= k
+            assert (k in _keys_of(splits, table)) == holding  # no file with the value skipped
+            skipped += len(files) - _files(splits)
+    assert skipped > 500
+    assert _files(scan.plan(predicate=[("k", "=", 5), ("s", "=", "s6")])) <= 1
+    assert _files(scan.plan(predicate=[("k", "!=", 5), ("k", ">", 1)])) == 8  # no index answers
+    assert _files(scan.plan(predicate=[("k", "=", 25)])) < 8
+    disabled = table.copy({"file-index.read.enabled": "false"})
+    assert _files(disabled.new_scan().plan(predicate=[("k", "=", 25)])) == 8
+
+
+def test_file_index_follows_renames_and_ignores_changed_types(warehouse: str) -> None:
+    """Old files' indexes name the column as it was; Paimon refuses renaming a column the
+    options index, so the option goes first."""
+    table = _indexed_table(
+        warehouse,
+        "t",
+        {"file-index.bloom-filter.columns": "k", "file-index.bloom-filter.k.items": "20"},
+    )
+    with pytest.raises(SchemaError, match="Column 'k' specified in"):
+        table.schema_manager.commit_changes(RenameColumn("k", "key"))
+    table.schema_manager.commit_changes(
+        RemoveOption("file-index.bloom-filter.columns"),
+        RemoveOption("file-index.bloom-filter.k.items"),
+        RenameColumn("k", "key"),
+    )
+    renamed = FileStoreTable.load(table.path)
+    assert _files(renamed.new_scan().plan(predicate=[("key", "=", 25)])) == 1
+    renamed.schema_manager.commit_changes(UpdateColumnType("key", BIGINT_TYPE))
+    widened = FileStoreTable.load(table.path)
+    assert _files(widened.new_scan().plan(predicate=[("key", "=", 25)])) == 8
+
+
+def test_in_predicates_prune_partitions_and_stats(warehouse: str) -> None:
+    table = _table(warehouse, partition_keys=["dt"])
+    table.write_arrow(pa.concat_tables([_batch([1, 2], "a"), _batch([3], "b"), _batch([4], "c")]))
+    table.write_arrow(_batch([50, 60], "a"))
+    scan = table.new_scan()
+    assert [s.partition_values for s in scan.plan(predicate=[("dt", "in", ["a", "c"])])] == [
+        ("a",),
+        ("c",),
+    ]
+    assert _files(scan.plan(predicate=[("k", "in", [55, 70])])) == 1
+    assert _files(scan.plan(predicate=[("k", "in", [None])])) == 0
+    with pytest.raises(InvalidArgument, match="must be a list"):
+        scan.plan(predicate=[("k", "in", 5)])
+
+
+def _pk_table(warehouse: str, name: str, options: dict[str, str]) -> FileStoreTable:
+    table = _table(warehouse, name, primary_keys=["k"], options={"bucket": "1", **options})
+    table.write_arrow(_batch([1, 2], v=["a", "b"]))
+    table.write_arrow(_batch([3, 4], v=["c", "d"]))
+    return table
+
+
+def test_pk_value_filter_keeps_whole_overlapping_buckets(warehouse: str) -> None:
+    """Java's whole-bucket value filter: level-0 files overlap, so a bucket stays whole when
+    one file may hold the value and goes when none may; partial-update merges values no
+    file holds, so its buckets always stay."""
+    scan = _pk_table(warehouse, "d", {}).new_scan()
+    assert _files(scan.plan(predicate=[("v", "=", "a")])) == 2
+    assert _files(scan.plan(predicate=[("v", "=", "z")])) == 0
+    assert _files(scan.plan(predicate=[("v", "in", ["z", "c"])])) == 2
+    merging = _pk_table(warehouse, "p", {"merge-engine": "partial-update"}).new_scan()
+    assert _files(merging.plan(predicate=[("v", "=", "z")])) == 2
+
+
+@pytest.mark.parametrize("dv", [True, False], ids=["deletion-vectors", "merge-on-read"])
+def test_pk_index_filters_files_of_one_level_in_deletion_vector_tables(
+    warehouse: str, dv: bool
+) -> None:
+    """Files of one level above 0 hold each key once, so each is filtered alone; Java
+    consults primary-key files' embedded indexes only in deletion-vector tables. Without
+    value stats only the index can skip."""
+    options = {
+        "bucket": "1",
+        "deletion-vectors.enabled": str(dv).lower(),
+        "metadata.stats-mode": "none",
+        "target-file-size": "1 b",
+        "file-index.bloom-filter.columns": "k2",
+        "file-index.bloom-filter.k2.items": "10",
+    }
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("k2", pa.int64())])
+    table = catalog.create_table("db.t", schema, primary_keys=["k"], options=options)
+    ks = list(range(12))
+    table.write_arrow(pa.table({"k": ks, "k2": [k * 3 for k in ks]}, schema=schema))
+    if not dv:  # deletion-vector tables compact on write
+        compact_table(table, full=True)
+    files = table.new_scan().plan()[0].files
+    assert len(files) == 12 and len({f.level for f in files}) == 1 and files[0].level > 0
+    assert all(f.embedded_index for f in files)
+    kept = table.new_scan().plan(predicate=[("k2", "=", 33)])
+    assert 11 in table.new_read().to_arrow(kept).column("k").to_pylist()
+    assert (_files(kept) < 4) if dv else (_files(kept) == 12)
+
+
+@pytest.mark.parametrize("items", ["16", None], ids=["embedded", "index-file"])
+def test_indexes_java_wrote_prune_without_losing_rows(
+    warehouse: str, oracle: Any, items: str | None
+) -> None:
+    options = ["--option", "file-index.bloom-filter.columns=k,s"]
+    if items:
+        options += ["--option", f"file-index.bloom-filter.k.items={items}"]
+        options += ["--option", f"file-index.bloom-filter.s.items={items}"]
+    oracle("create-table", warehouse, "db.j", "--schema", "k INT, s STRING", *options)
+    for i in range(4):
+        ks = [i, i + 10, i + 20, 1000 + i]
+        rows = [{"k": k, "s": f"s{k}"} for k in ks] + [{"k": None, "s": None}]
+        oracle("write", warehouse, "db.j", "--json-rows", json.dumps(rows))
+    table = FileSystemCatalog(warehouse).get_table("db.j")
+    files = table.new_scan().plan()[0].files
+    assert all((f.embedded_index is not None) == bool(items) for f in files)
+    scan = table.new_scan()
+    skipped = 0
+    for k in range(30):
+        for predicate in ([("k", "=", k)], [("s", "in", [f"s{k}", "none"])]):
+            splits = scan.plan(predicate=predicate)
+            holding = k % 10 < 4
+            assert (k in _keys_of(splits, table)) == holding
+            skipped += len(files) - _files(splits)
+    assert skipped > 100
+
+
+@pytest.mark.parametrize("threshold", ["500 b", "1 b"], ids=["embedded", "index-file"])
+def test_bitmap_and_bsi_indexes_skip_files(warehouse: str, threshold: str) -> None:
+    """Bitmaps answer equality and nulls, bit-sliced indexes ranges too; results of several
+    columns intersect row by row (a file with k = 5 and a file with d = 20.0 but no row
+    with both is skipped)."""
+    table = _indexed_table(
+        warehouse,
+        "t",
+        {
+            "file-index.bitmap.columns": "s",
+            "file-index.bsi.columns": "k",
+            "file-index.in-manifest-threshold": threshold,
+            "metadata.stats-mode": "none",
+        },
+    )
+    scan = table.new_scan()
+    for predicate, keys in [
+        ([("k", ">", 1003)], {1004, 1005, 1006, 1007}),
+        ([("k", "<=", 1)], {0, 1}),
+        ([("s", "=", "s13")], {13}),
+        ([("k", ">", 20), ("s", "in", ["s1", "s22"])], {22}),
+        ([("k", "=", 21), ("s", "=", "s1")], set()),
+        ([("s", "is_null", None)], set()),
+    ]:
+        splits = scan.plan(predicate=predicate)
+        found = _keys_of(splits, table)
+        assert keys <= found, predicate
+        assert _files(splits) == len({k % 10 if k < 1000 else k - 1000 for k in keys}), predicate
+
+
+def test_bitmap_indexes_java_wrote_prune(warehouse: str, oracle: Any) -> None:
+    oracle(
+        "create-table", warehouse, "db.j", "--schema", "k INT, s STRING",
+        "--option", "file-index.bitmap.columns=k,s",
+    )  # fmt: skip
+    for i in range(4):
+        rows = [{"k": k, "s": f"s{k % 3}"} for k in (i, i + 10, 1000 + i)] + [{"k": None}]
+        oracle("write", warehouse, "db.j", "--json-rows", json.dumps(rows))
+    table = FileSystemCatalog(warehouse).get_table("db.j")
+    scan = table.new_scan()
+    for k in range(15):
+        splits = scan.plan(predicate=[("k", "=", k), ("s", "=", f"s{k % 3}")])
+        assert _files(splits) == (1 if k % 10 < 4 else 0)
+        assert (k in _keys_of(splits, table)) == (k % 10 < 4)
+    assert _files(scan.plan(predicate=[("s", "is_null", None)])) == 4
+    assert _files(scan.plan(predicate=[("k", "=", 1), ("s", "is_null", None)])) == 0

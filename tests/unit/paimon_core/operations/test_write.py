@@ -1,4 +1,5 @@
-"""Writing data files: layout, keys, sequence numbers, stats, buckets, interop with pypaimon."""
+"""Writing data files: layout, keys, sequence numbers, stats, buckets, file indexes, interop
+with pypaimon."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.binary_row import deserialize_row, serialize_row
+from paimon_core.format.data_file_index import DataFileIndexWriter
+from paimon_core.format.file_index import file_index_options
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS
 from paimon_core.format.stats import decode_stats
 from paimon_core.format.types import BIGINT, STRING
 from paimon_core.io.fileio import LocalFileIO
+from paimon_core.operations.compact import compact_table
+from paimon_core.operations.read import data_file_path
 from paimon_core.table import FileStoreTable
 from tests.interop.helpers import pypaimon_commit
+from tests.unit.paimon_core.format.index_twins import container_of
 
 SCHEMA = pa.schema(
     [pa.field("k", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)]
@@ -411,3 +417,61 @@ def test_float_keys_sort_and_deduplicate_as_java_compare(
     key_type = table.schema.field("k").type
     assert str(deserialize_row(meta.min_key, [key_type])[0]) == "-inf"
     assert str(deserialize_row(meta.max_key, [key_type])[0]) == "nan"
+
+
+# ---------------------------------------------------------------------------- file indexes
+
+INDEXED = {
+    "file-index.bloom-filter.columns": "v",
+    "file-index.bloom-filter.v.items": "30",
+    "file-index.bitmap.columns": "k",
+}
+
+
+def _expected_container(table: FileStoreTable, path: str) -> bytes:
+    """What Java's ``DataFileIndexWriter`` makes of the file's rows (its value columns)."""
+    writer = DataFileIndexWriter(table.schema.fields, file_index_options(table.options))
+    writer.write(_parquet(path))
+    return writer.container()
+
+
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
+def test_data_files_of_every_level_carry_their_index_changelog_files_none(
+    warehouse: str, pk: bool
+) -> None:
+    options = {**INDEXED, "changelog-producer": "input"} if pk else dict(INDEXED)
+    table = _pk(warehouse, **options) if pk else _table(warehouse, options=options)
+    for i in range(3):
+        table.write_arrow(_batch([i, i + 10, i + 20], "a" if pk else "x"))
+    compact_table(table, full=True)
+    entries = table.new_scan().read_entries(table.latest_snapshot())
+    assert any(e.file.level > 0 for e in entries) == pk
+    for e in entries:
+        path = data_file_path(
+            table, table.new_scan().partition_values(e.partition), e.bucket, e.file.file_name
+        )
+        assert container_of(table, e.partition, e.bucket, e.file) == _expected_container(
+            table, path
+        )
+    if pk:
+        names = os.listdir(os.path.join(table.path, "dt=a", "bucket-0"))
+        assert any(n.startswith("changelog-") for n in names)
+        assert not any(n.startswith("changelog-") and n.endswith(".index") for n in names)
+
+
+def test_large_indexes_go_to_index_files_removed_with_a_failed_write(warehouse: str) -> None:
+    table = _table(warehouse, options={"file-index.bloom-filter.columns": "v"})
+    table.write_arrow(_batch([1, 2]))
+    (entry,) = table.new_scan().read_entries(table.latest_snapshot())
+    assert entry.file.embedded_index is None
+    assert entry.file.extra_files == (entry.file.file_name + ".index",)
+    index = os.path.join(table.path, "bucket-0", entry.file.extra_files[0])
+    assert os.path.getsize(index) > 599_000  # 1,000,000 items at fpp 0.1
+    write = table.new_write()
+    write.write_arrow(_batch([3]))
+    write._flush()
+    assert len([n for n in os.listdir(os.path.dirname(index)) if n.endswith(".index")]) == 2
+    write.close()
+    assert [n for n in os.listdir(os.path.dirname(index)) if n.endswith(".index")] == [
+        os.path.basename(index)
+    ]

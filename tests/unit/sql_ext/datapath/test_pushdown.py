@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as st
@@ -66,6 +67,9 @@ def test_partition_predicate_needs_every_conjunct_on_partition_columns() -> None
     assert predicate("p + 1 = 2") is None
     assert predicate("p IN (SELECT 1)") is None
     assert predicate("p = '1'") is None  # Spark casts: left to Spark
+    assert predicate("p IN (1, 2)") == [("p", "in", (1, 2))]
+    assert predicate("p IN (1, NULL)") is None
+    assert predicate("p NOT IN (1)") is None
 
 
 @pytest.fixture
@@ -159,3 +163,29 @@ def test_count_star_of_a_deletion_vector_table_is_not_taken_from_the_manifests(
     session.sql("INSERT INTO dv VALUES (1), (2), (3)")
     session.sql("DELETE FROM dv WHERE id = 2")  # a deletion vector; the file keeps 3 rows
     assert session.sql("SELECT count(*) FROM dv").collect()[0][0] == 2
+
+
+def test_in_lists_and_file_indexes_prune_the_files_spark_reads(
+    session: PaimonSession, plans: list[read.ReadPlan]
+) -> None:
+    """``IN`` lists of literals become predicates; files whose bloom filter lacks every
+    listed value (or the compared one) are not read, and the rows are still all found."""
+    session.sql(
+        "CREATE TABLE f (k INT, s STRING) TBLPROPERTIES ("
+        "'file-index.bloom-filter.columns' = 'k,s', 'file-index.bloom-filter.k.items' = '20', "
+        "'file-index.bloom-filter.s.items' = '20')"
+    )
+    table = session.catalog.get_table("default.f")
+    for i in range(6):  # every file spans [i, 1000 + i]: stats prune nothing
+        ks = [i, i + 10, 1000 + i]
+        table.write_arrow(pa.table({"k": pa.array(ks, pa.int32()), "s": [f"s{k}" for k in ks]}))
+    for sql, rows in [
+        ("SELECT k FROM f WHERE k IN (13, 4000) ORDER BY k", [13]),
+        ("SELECT k FROM f WHERE s = 's2' ORDER BY k", [2]),
+        ("SELECT k FROM f WHERE k IN (1, 14) AND s IN ('s1', 's14') ORDER BY k", [1, 14]),
+        ("SELECT k FROM f WHERE k = 9 ORDER BY k", []),
+    ]:
+        plans.clear()
+        assert [r[0] for r in session.sql(sql).collect()] == rows
+        (plan,) = plans
+        assert len(plan.splits) < 6, sql  # one split per file of an append table

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError
+from paimon_core.format.data_file_index import DataFileIndexWriter
+from paimon_core.format.file_index import file_index_options
 from paimon_core.operations.dynamic_bucket import deserialize_hash_index, index_file_path
 from paimon_core.table import FileStoreTable
 from sql_ext.datapath import source
@@ -439,3 +442,30 @@ def test_insert_expires_old_partitions_as_paimons_committer(
     session.sql("ALTER TABLE T SET TBLPROPERTIES ('partition.expiration-check-interval' = '0 s')")
     session.sql("INSERT INTO T VALUES (3, 'old', '20200102')")
     assert session.sql("SELECT count(*) FROM T WHERE dt < '2021'").collect()[0][0] == 0
+
+
+def test_executors_write_the_file_indexes_java_reads(session: PaimonSession, oracle: Any) -> None:
+    """Each task's files carry the indexes the table declares (embedded or ``.index``, the
+    latter logged and kept as the data files are); Java reads the table."""
+    session.sql(
+        "CREATE TABLE ix (k INT, s STRING) TBLPROPERTIES ("
+        "'file-index.bloom-filter.columns' = 's', 'file-index.bitmap.columns' = 'k', "
+        "'file-index.in-manifest-threshold' = '64 b')"
+    )
+    spread(session, "src", [(i, f"s{i}") for i in range(40)], "k INT, s STRING")
+    session.sql("INSERT INTO ix SELECT * FROM src")
+    t = table(session, "ix")
+    entries = t.new_scan().read_entries(t.latest_snapshot())
+    assert len(entries) > 1 and staging_left(t) == []
+    options = file_index_options(t.options)
+    for e in entries:
+        (name,) = e.file.extra_files
+        assert name == e.file.file_name + ".index" and e.file.embedded_index is None
+        directory = os.path.join(t.path, "bucket-0")
+        writer = DataFileIndexWriter(t.schema.fields, options)
+        writer.write(pq.ParquetFile(os.path.join(directory, e.file.file_name)).read())
+        with open(os.path.join(directory, name), "rb") as f:
+            assert f.read() == writer.container()
+    got = oracle("read", session.warehouse, "default.ix")
+    assert sorted(r["k"] for r in got) == list(range(40))
+    assert [r[0] for r in session.sql("SELECT k FROM ix WHERE s = 's7'").collect()] == [7]
