@@ -28,11 +28,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
+from itertools import compress
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import zstandard
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
+from paimon_core.format.avro_split import RecordPattern, record_pattern
 from paimon_core.format.float_order import order_key
 from paimon_core.format.paths import (
     MANIFEST_DIR,
@@ -1256,19 +1259,25 @@ def decode_avro(
     spec: AvroRecord,
     keep: Callable[[Any], bool] | None = None,
     filter_field: str = "_PARTITION",
+    verdicts: dict[bytes, bool] | None = None,
+    scope: str = "",
 ) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
 
     ``keep``: when given, records whose top-level ``filter_field`` it rejects are skipped
     before the rest of them is decoded (a plan of a few partitions builds nothing for the
-    others); it is asked once per distinct value. Every record is still checked to parse.
+    others); it is asked once per distinct value, and ``verdicts`` keeps its answers by the
+    field's bytes as written, for the next files of the same plan. Every record is still
+    checked to parse: records are split and their fields found, in C, by the writer
+    schema's ``RecordPattern`` (learnt per ``scope``, a table's manifest directory), and the
+    kept ones decoded.
 
     Raises:
         MetadataFormatError: not a readable Avro file, a corrupt one, or a wrong ``_VERSION``.
     """
     schema_json, body, count = read_avro_container(data)
     if keep is not None:
-        return _decode_filtered(schema_json, body, count, spec, keep, filter_field)
+        return _decode_filtered(schema_json, body, count, spec, keep, filter_field, verdicts, scope)
     decoder = _decoder(schema_json, spec, None)
     # A base manifest list usually extends the previous snapshot's (its manifests plus the
     # new delta ones, same bytes): only the records after a known prefix are decoded.
@@ -1320,16 +1329,83 @@ def _decode_filtered(
     spec: AvroRecord,
     keep: Callable[[Any], bool],
     filter_field: str,
+    verdicts: dict[bytes, bool] | None,
+    scope: str,
 ) -> list:
-    decoder = _decoder(schema_json, spec, filter_field)
+    walk = _decoder(schema_json, spec, filter_field)
+    pattern = record_pattern(schema_json, filter_field, scope)
     out: list = []
+    seen: dict[Any, bool] = {}
     try:
         with gc_paused():
-            end = decoder(body, 0, count, out, keep, {})
+            if pattern is None:
+                end = walk(body, 0, count, out, keep, seen)
+            else:
+                decode = _decoder(schema_json, spec, None)
+                end = _decode_matched(body, count, pattern, keep, verdicts, seen, walk, decode, out)
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
     _check_end(end, body, spec)
     return out
+
+
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_LEARN_ROUNDS = 4
+_LEARN_RECORDS = 32
+
+
+def _decode_matched(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    keep: Callable[[Any], bool],
+    verdicts: dict[bytes, bool] | None,
+    seen: dict[Any, bool],
+    walk: Callable[..., int],
+    decode: Callable[..., int],
+    out: list,
+) -> int:
+    """``_decode_filtered`` through ``pattern``: the records it matches are split from
+    ``body`` in C with their raw filter field, and only those kept are decoded (their
+    bytes joined); at a record it does not match yet, it learns the shapes of the next
+    few records (a few times a file at most), or the record is walked. The end."""
+    if verdicts is None:
+        verdicts = {}
+    pos, end = 0, len(body)
+    whole = True
+    rounds = 0
+    while pos < end and count > 0:
+        found, stop = pattern.run(body, pos, whole)
+        whole = False
+        if found:
+            count -= len(found)
+            if count < 0:
+                raise ValueError("more records than the blocks say")
+            raws = list(map(_SECOND, found))
+            for raw in set(raws).difference(verdicts):
+                value = pattern.value(raw)
+                ok = seen.get(value)
+                if ok is None:
+                    ok = seen[value] = bool(keep(value))
+                verdicts[raw] = ok
+            kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
+            if kept:
+                joined = b"".join(kept)
+                if decode(joined, 0, len(kept), out) != len(joined):
+                    raise ValueError("a record is not what its pattern matched")
+            pos = stop
+            continue
+        if rounds < _LEARN_ROUNDS and pattern.learn(body, pos, _LEARN_RECORDS):
+            rounds += 1
+            whole = True
+            continue
+        pos = walk(body, pos, 1, out, keep, seen)
+        count -= 1
+    while count > 0:  # more records than the body holds: fail as the walk does
+        pos = walk(body, pos, 1, out, keep, seen)
+        count -= 1
+    return pos
 
 
 def _stats_spec(what: str) -> AvroRecord:
@@ -1425,12 +1501,18 @@ def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zst
 
 
 def deserialize_manifest(
-    data: bytes, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+    data: bytes,
+    keep: Callable[[bytes], bool] | None = None,
+    *,
+    lazy: bool = False,
+    verdicts: dict[bytes, bool] | None = None,
+    scope: str = "",
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
-    only those of the partitions (serialized rows) it accepts; ``lazy``: files decoded on
-    first use (``MANIFEST_SPEC_LAZY``)."""
-    return decode_avro(data, MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC, keep)
+    only those of the partitions (serialized rows) it accepts (``verdicts``, ``scope``: see
+    ``decode_avro``); ``lazy``: files decoded on first use (``MANIFEST_SPEC_LAZY``)."""
+    spec = MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC
+    return decode_avro(data, spec, keep, verdicts=verdicts, scope=scope)
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
@@ -1630,10 +1712,16 @@ class ManifestFile:
         return f"{self.dir}/{name}"
 
     def read(
-        self, name: str, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+        self,
+        name: str,
+        keep: Callable[[bytes], bool] | None = None,
+        *,
+        lazy: bool = False,
+        verdicts: dict[bytes, bool] | None = None,
     ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
-        (serialized rows) it accepts.
+        (serialized rows) it accepts. ``verdicts``: a dict that the reads of one plan share
+        (``keep``'s answers by the bytes of a partition as written).
 
         A ``keep`` read of a manifest not cached skips the entries of other partitions
         before decoding them. ``lazy`` (plans): the files of entries decoded from the file
@@ -1649,7 +1737,11 @@ class ManifestFile:
                 lazy and version is not None and MANIFEST_CACHE.asked_before(path, version)
             ):
                 return read_avro_file(
-                    self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+                    self.file_io,
+                    path,
+                    lambda data: deserialize_manifest(
+                        data, keep, lazy=lazy, verdicts=verdicts, scope=self.dir
+                    ),
                 )
             entries = read_avro_file(
                 self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)

@@ -300,7 +300,8 @@ class TableScan:
         read = self.table.manifest_file.read
         deletes = any(m.num_deleted_files for m in metas)
         lazy = lazy_files and not deletes
-        chunks = [read(m.file_name, keep, lazy=lazy) for m in metas]
+        verdicts: dict[bytes, bool] = {}
+        chunks = [read(m.file_name, keep, lazy=lazy, verdicts=verdicts) for m in metas]
         add = FileKind.ADD
         if deletes:
             folded: dict[tuple, ManifestEntry] = {}

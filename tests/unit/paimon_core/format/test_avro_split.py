@@ -1,0 +1,309 @@
+"""Filtered manifest reads through ``RecordPattern``: the records a regular expression splits
+off are exactly the records, and a filtered read is the full read filtered, whatever the
+shapes (lengths, arrays, unions, older writers) and whatever the pattern learned before."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paimon_core.exceptions import MetadataFormatError
+from paimon_core.format import avro_split
+from paimon_core.format.avro_split import RecordPattern, record_pattern
+from paimon_core.format.manifest import (
+    EMPTY_ROW,
+    MANIFEST_SCHEMA,
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    ManifestFile,
+    SimpleStats,
+    avro_long,
+    avro_str,
+    deserialize_manifest,
+    read_avro_container,
+    serialize_manifest,
+    write_avro_container,
+)
+from paimon_core.format.manifest import _encode_entry as encode_entry
+from paimon_core.io.fileio import LocalFileIO
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "avro"
+
+rows = st.binary(min_size=0, max_size=150)  # lengths of one- and two-byte varints
+names = st.text(min_size=0, max_size=80)
+longs = st.integers(-(2**63), 2**63 - 1)
+stats = st.builds(
+    SimpleStats,
+    rows,
+    rows,
+    st.none() | st.lists(st.none() | longs, max_size=5).map(tuple),
+)
+files = st.builds(
+    DataFileMeta,
+    file_name=names,
+    file_size=longs,
+    row_count=longs,
+    min_key=rows,
+    max_key=rows,
+    key_stats=stats,
+    value_stats=stats,
+    min_sequence_number=longs,
+    max_sequence_number=longs,
+    schema_id=longs,
+    level=st.integers(-(2**31), 2**31 - 1),
+    extra_files=st.lists(names, max_size=3).map(tuple),
+    creation_time_millis=st.none() | longs,
+    delete_row_count=st.none() | longs,
+    embedded_index=st.none() | rows,
+    file_source=st.none() | st.integers(-(2**31), 2**31 - 1),
+    value_stats_cols=st.none() | st.lists(names, max_size=3).map(tuple),
+    external_path=st.none() | names,
+    first_row_id=st.none() | longs,
+    write_cols=st.none() | st.lists(names, max_size=3).map(tuple),
+)
+PARTITIONS = [EMPTY_ROW, b"\x00\x00\x00\x01" + bytes(16), b"p" * 20, b"q" * 70, b""]
+entries = st.builds(
+    ManifestEntry,
+    st.sampled_from(FileKind),
+    st.sampled_from(PARTITIONS),
+    st.integers(-(2**31), 2**31 - 1),
+    st.integers(-(2**31), 2**31 - 1),
+    files,
+)
+
+
+def _filtered(data: bytes, wanted: set[bytes], scope: str, lazy: bool) -> list[ManifestEntry]:
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition in wanted
+
+    kept = deserialize_manifest(data, keep, lazy=lazy, scope=scope)
+    assert len(asked) == len(set(asked))  # once per distinct partition
+    return kept
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(entries, max_size=40),
+    st.sets(st.sampled_from(PARTITIONS)),
+    st.sampled_from(["a", "b", "fresh"]),
+    st.booleans(),
+    st.sampled_from(["null", "zstd"]),
+)
+def test_a_filtered_read_is_the_full_read_filtered(
+    batch: list[ManifestEntry], wanted: set[bytes], scope: str, lazy: bool, codec: str
+) -> None:
+    """Scopes "a" and "b" keep what earlier examples taught them (lengths and counts the
+    records at hand may not have); "fresh" starts from nothing."""
+    if scope == "fresh":
+        avro_split._PATTERNS.clear()
+    data = serialize_manifest(batch, codec)
+    full = deserialize_manifest(data)
+    assert full == batch
+    assert _filtered(data, wanted, scope, lazy) == [e for e in batch if e.partition in wanted]
+
+
+def test_the_pattern_splits_records_and_finds_the_field() -> None:
+    batch = [
+        ManifestEntry(FileKind.ADD, PARTITIONS[i % 4], i, 4, _file(i, "x" * (i % 3)))
+        for i in range(300)
+    ]
+    schema, body, count = read_avro_container(serialize_manifest(batch, "null"))
+    pattern = RecordPattern(json.loads(schema), "_PARTITION")
+    assert pattern.run(body, 0, True) == ([], 0)  # nothing learned yet
+    assert pattern.learn(body, 0, 2)
+    found, stop = pattern.run(body, 0, True)
+    assert 0 < stop < len(body) and len(found) == 2  # the third file name is longer
+    assert b"".join(r for r, _ in found) == body[:stop]
+    # Each record not matched teaches at least one length: file names, partitions.
+    shapes = len({len(e.file.file_name) for e in batch}) + len({len(p) for p in PARTITIONS[:4]})
+    for _ in range(shapes):
+        if stop == len(body):
+            break
+        assert pattern.learn(body, stop, 1)
+        found, stop = pattern.run(body, 0, False)
+        assert b"".join(r for r, _ in found) == body[:stop]
+    assert stop == len(body) and len(found) == count
+    records = []
+    for e in batch:
+        out = bytearray()
+        encode_entry(out, e)
+        records.append(bytes(out))
+    assert [r for r, _ in found] == records
+    assert [pattern.value(raw) for _, raw in found] == [e.partition for e in batch]
+    assert not pattern.learn(body, 0, 10)  # nothing new: not compiled again
+
+
+def _file(i: int, suffix: str = "", **kw: Any) -> DataFileMeta:
+    fields: dict[str, Any] = {
+        "file_name": f"data-{i}{suffix}.parquet",
+        "file_size": 1000 + i,
+        "row_count": 3 + i,
+        "min_key": EMPTY_ROW,
+        "max_key": EMPTY_ROW,
+        "key_stats": SimpleStats(EMPTY_ROW, EMPTY_ROW, ()),
+        "value_stats": SimpleStats(b"m" * 28, b"M" * 28, (0, 1)),
+        "min_sequence_number": i,
+        "max_sequence_number": i + 2,
+        "schema_id": 0,
+        "level": 0,
+        "creation_time_millis": 1_795_353_177_949 + i,
+    }
+    return DataFileMeta(**(fields | kw))
+
+
+def _encode_blocks(out: bytearray, e: ManifestEntry) -> None:
+    """``_encode_entry``, but a non-empty ``_EXTRA_FILES`` in two blocks, the second sized
+    (negative count): valid Avro that no learned count describes."""
+    extra = e.file.extra_files
+    if not extra:
+        encode_entry(out, e)
+        return
+    plain = bytearray()
+    encode_entry(plain, dataclasses.replace(e, file=dataclasses.replace(e.file, extra_files=())))
+    at = _extra_files_offset(bytes(plain))
+    out += plain[:at]
+    avro_long(out, 1)
+    avro_str(out, extra[0])
+    item = bytearray()
+    for name in extra[1:]:
+        avro_str(item, name)
+    avro_long(out, -(len(extra) - 1))
+    avro_long(out, len(item))
+    out += item
+    out.append(0)
+    out += plain[at + 1 :]
+
+
+def _extra_files_offset(record: bytes) -> int:
+    """Where the (empty) ``_EXTRA_FILES`` array of a record starts."""
+    pattern = RecordPattern(json.loads(MANIFEST_SCHEMA), "_PARTITION")
+    p = 0
+    for field in pattern.fields[:5]:
+        p = avro_split._walk(field, record, p, None)
+    for field in pattern.fields[5][1][:11]:  # the _FILE record, up to and including _LEVEL
+        p = avro_split._walk(field, record, p, None)
+    assert record[p] == 0
+    return p
+
+
+def test_records_the_pattern_cannot_learn_are_walked() -> None:
+    batch = [
+        ManifestEntry(
+            FileKind.ADD,
+            PARTITIONS[i % 3],
+            0,
+            1,
+            _file(i, extra_files=("a.index", "bb.index", "c") if i % 2 else ()),
+        )
+        for i in range(40)
+    ]
+    data = write_avro_container(MANIFEST_SCHEMA, "zstd", _encode_blocks, batch)
+    assert list(fastavro.reader(io.BytesIO(data)))[1]["_FILE"]["_EXTRA_FILES"] == [
+        "a.index",
+        "bb.index",
+        "c",
+    ]
+    full = deserialize_manifest(data)
+    assert full == batch
+    for wanted in ({PARTITIONS[1]}, {PARTITIONS[0], PARTITIONS[2]}, set()):
+        for scope in ("blocks", "blocks", "blocks-2"):
+            kept = _filtered(data, wanted, scope, lazy=False)
+            assert kept == [e for e in batch if e.partition in wanted]
+
+
+@pytest.mark.parametrize("name", ["java08-manifest", "java09-manifest"])
+def test_java_manifests_filtered(name: str) -> None:
+    data = (FIXTURES / name).read_bytes()
+    full = deserialize_manifest(data)
+    for partition in {e.partition for e in full} | {b"none"}:
+        for lazy in (False, True):
+            kept = _filtered(data, {partition}, name, lazy)
+            assert kept == [e for e in full if e.partition == partition]
+
+
+def test_schemas_it_cannot_describe_read_as_before() -> None:
+    assert record_pattern(b'["null", {"type": "record", "name": "r", "fields": []}]', "x") is None
+    with_map = {
+        "type": "record",
+        "name": "r",
+        "fields": [
+            {"name": "_PARTITION", "type": "bytes"},
+            {"name": "m", "type": {"type": "map", "values": "long"}},
+        ],
+    }
+    assert record_pattern(json.dumps(with_map).encode(), "_PARTITION") is None
+    assert record_pattern(MANIFEST_SCHEMA.encode(), "_BUCKET") is None  # not bytes
+    assert record_pattern(MANIFEST_SCHEMA.encode(), "_NOPE") is None
+    nullable = json.loads(MANIFEST_SCHEMA)
+    nullable["fields"][2]["type"] = ["null", "bytes"]
+    pattern = record_pattern(json.dumps(nullable).encode(), "_PARTITION")
+    assert pattern is not None
+    assert pattern.value(b"\x00") is None and pattern.value(b"\x02\x04ab") == b"ab"
+
+
+def test_damaged_records_fail_filtered_reads() -> None:
+    batch = [ManifestEntry(FileKind.ADD, PARTITIONS[i % 2], 0, 1, _file(i)) for i in range(30)]
+    data = serialize_manifest(batch, "null")
+    wanted = {PARTITIONS[0]}
+    assert _filtered(data, wanted, "damaged", False) == batch[0::2]
+    # A rejected record whose file name claims more bytes than the file holds.
+    record = bytearray()
+    encode_entry(record, batch[-1])
+    at = len(data) - 16 - len(record)
+    name_at = at + record.index(b"data-29")
+    damaged = bytearray(data)
+    damaged[name_at - 1] = 0x7E
+    with pytest.raises(MetadataFormatError):
+        _filtered(bytes(damaged), wanted, "damaged", False)
+    # A block that says it holds a record more than it does.
+    head = data.index(data[-16:]) + 16  # the first block, after the header's sync marker
+    assert data[head] == 60  # 30 records, zigzag
+    lying = bytearray(data)
+    lying[head] = 62
+    with pytest.raises(MetadataFormatError):
+        _filtered(bytes(lying), wanted, "damaged", False)
+    lying[head] = 58
+    with pytest.raises(MetadataFormatError):
+        _filtered(bytes(lying), wanted, "damaged", False)
+
+
+def test_one_plan_asks_each_partition_once_across_manifests(tmp_path: Path) -> None:
+    manifests = ManifestFile(LocalFileIO(), str(tmp_path))
+    metas = [
+        manifests.write(
+            [
+                ManifestEntry(FileKind.ADD, PARTITIONS[i % 3], 0, 1, _file(i + 10 * m))
+                for i in range(9)
+            ],
+            [],
+        )[0]
+        for m in range(3)
+    ]
+    from paimon_core.format.manifest import MANIFEST_CACHE
+
+    MANIFEST_CACHE.clear()
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition == PARTITIONS[1]
+
+    verdicts: dict[bytes, bool] = {}
+    kept = [e for m in metas for e in manifests.read(m.file_name, keep, verdicts=verdicts)]
+    assert sorted(asked) == sorted(PARTITIONS[:3])
+    assert [e.file.file_name for e in kept] == [
+        f"data-{i + 10 * m}.parquet" for m in range(3) for i in range(1, 9, 3)
+    ]
+    MANIFEST_CACHE.clear()
