@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 Predicate = tuple[str, str, Any]
-OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null"})
+OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"})
+"""``in`` takes a collection of literals (SQL's ``IN (...)``: a null among them matches
+nothing, as Spark's three-valued ``IN`` in a filter)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,8 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
         return value is not None
     if value is None or literal is None:
         return False
+    if op == "in":
+        return any(value_matches("=", one, value) for one in literal)
     literal = _coerce(literal, value)
     if isinstance(value, float) and isinstance(literal, (int, float)):
         return _compare(op, _spark_order(value), _spark_order(float(literal)))
@@ -180,6 +184,10 @@ def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -
         return stats.null_count is None or stats.null_count > 0
     if op == "is_not_null":
         return stats.null_count is None or stats.null_count < row_count
+    if op == "in":
+        return literal is None or any(
+            stats_may_match("=", one, stats, row_count) for one in literal if one is not None
+        )
     low, high = stats.min, stats.max
     if literal is None or low is None or high is None:
         return True
@@ -211,13 +219,19 @@ def _bounds_may_match(op: str, literal: Any, low: Any, high: Any) -> bool:
 
 
 def validate_predicate(predicate: Iterable[Predicate], column_names: Collection[str]) -> None:
-    for column, op, _literal in predicate:
+    for column, op, literal in predicate:
         if op not in OPERATORS:
             raise InvalidArgument(
                 f"Unsupported predicate operator '{op}': expected one of {sorted(OPERATORS)}"
             )
         if column not in column_names:
             raise InvalidArgument(f"Predicate column '{column}' is not a column of the table")
+        if op == "in" and (
+            isinstance(literal, (str, bytes)) or not isinstance(literal, Collection)
+        ):
+            raise InvalidArgument(
+                f"Predicate '{column} in' needs a list of literals, not {literal!r}"
+            )
 
 
 class _StatsLayout:

@@ -7,7 +7,8 @@ statement as an identifier or a string (``IDENTIFIER('c')``), and every column i
 when anything can reach columns without naming them (``*`` other than ``count(*)``,
 ``NATURAL JOIN``, text sqlglot did not parse). Filters are only the top-level ``AND``ed
 comparisons of a column with a literal in the ``WHERE`` of a ``SELECT`` whose only source
-is the table; they prune partitions and files, and Spark still applies the ``WHERE``.
+is the table (and ``IN`` lists of literals); they prune partitions and files, and Spark still
+applies the ``WHERE``.
 """
 
 from __future__ import annotations
@@ -185,6 +186,14 @@ def _predicates(node: exp.Expr, by_name: dict[str, DataField], alias: str) -> li
         if field is None or low is None or high is None:
             return []
         return [(field.name, ">=", low), (field.name, "<=", high)]
+    if isinstance(node, exp.In):
+        field = _column(node.this, by_name, alias)
+        if field is None or any(node.args.get(k) for k in ("query", "unnest", "field")):
+            return []
+        values = [_literal(e, field) for e in node.expressions]
+        if not values or any(v is None for v in values):
+            return []
+        return [(field.name, "in", tuple(values))]
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
         field = _column(node.this, by_name, alias)
         return [] if field is None else [(field.name, "is_null", None)]
