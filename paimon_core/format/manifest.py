@@ -1332,16 +1332,20 @@ def _decode_filtered(
     verdicts: dict[bytes, bool] | None,
     scope: str,
 ) -> list:
-    walk = _decoder(schema_json, spec, filter_field)
     pattern = record_pattern(schema_json, filter_field, scope)
     out: list = []
     seen: dict[Any, bool] = {}
     try:
         with gc_paused():
             if pattern is None:
+                walk = _decoder(schema_json, spec, filter_field)
                 end = walk(body, 0, count, out, keep, seen)
             else:
                 decode = _decoder(schema_json, spec, None)
+
+                def walk(*args: Any) -> int:  # compiled when first needed (a few ms)
+                    return _decoder(schema_json, spec, filter_field)(*args)
+
                 end = _decode_matched(body, count, pattern, keep, verdicts, seen, walk, decode, out)
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err

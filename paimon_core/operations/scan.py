@@ -151,6 +151,8 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
     if value is None or literal is None:
         return False
     if op == "in":
+        if isinstance(literal, InLiterals):
+            return literal.holds(value)
         return any(value_matches("=", one, value) for one in literal)
     literal = _coerce(literal, value)
     if isinstance(value, float) and isinstance(literal, (int, float)):
@@ -169,6 +171,33 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
         return value >= literal
     except TypeError:
         return op == "!="
+
+
+class InLiterals(tuple):
+    """An ``in`` predicate's literals that answer membership with a set of them converted
+    to the type of the values asked about (a plan asks for every partition of a table), where
+    a set gives ``=``'s answer: not for FLOAT/DOUBLE (NaN and -0.0 compare as in Spark)."""
+
+    _sets: dict[type, frozenset | None]
+
+    def holds(self, value: Any) -> bool:
+        sets = self.__dict__.setdefault("_sets", {})
+        kind = type(value)
+        if kind not in sets:
+            literals = [_coerce(one, value) for one in self if one is not None]
+            sets[kind] = None
+            if not isinstance(value, float) and all(type(v) is kind for v in literals):
+                try:
+                    sets[kind] = frozenset(literals)
+                except TypeError:
+                    pass
+        accepted = sets[kind]
+        if accepted is not None:
+            try:
+                return value in accepted
+            except TypeError:
+                pass
+        return any(value_matches("=", one, value) for one in self)
 
 
 def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
@@ -378,7 +407,7 @@ class TableScan:
             preds.append((index[name], "is_null" if value is None else "=", value))
         for column, op, literal in predicate or ():
             if column in index:
-                preds.append((index[column], op, literal))
+                preds.append((index[column], op, InLiterals(literal) if op == "in" else literal))
         return preds
 
     def _manifest_may_match(
