@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -36,8 +36,8 @@ _NEVER = b"(?!)"
 _RECORD = itemgetter(0)
 _MAX_ALTERNATIVES = 32  # lengths (counts) of one field; more, and records walk in Python
 
-# Shape nodes: ("v",) varint; ("f", n) n bytes; ("b", slot) length-prefixed bytes;
-# ("u", branches); ("a", slot, item) array; ("r", fields).
+# Shape nodes: ("v",) varint; ("f", n) n bytes; ("b", slot, is_string) length-prefixed;
+# ("u", branches); ("a", slot, item) array; ("r", fields, names).
 Node = tuple
 
 
@@ -122,7 +122,7 @@ class _Shapes:
         if kind == "null":
             return ("f", 0)
         if kind in ("bytes", "string"):
-            return ("b", self.slot())
+            return ("b", self.slot(), kind == "string")
         if kind == "fixed":
             self.register(schema, ns)
             return ("f", int(schema["size"]))
@@ -130,7 +130,12 @@ class _Shapes:
             return ("a", self.slot(), self.node(schema["items"], ns))
         if kind in ("record", "error"):
             inner = self.register(schema, ns)
-            return ("r", tuple(self.node(f["type"], inner) for f in schema["fields"]))
+            fields = schema["fields"]
+            return (
+                "r",
+                tuple(self.node(f["type"], inner) for f in fields),
+                tuple(f["name"] for f in fields),
+            )
         raise Unsupported(f"Avro type {kind!r}")
 
     def register(self, schema: dict, ns: str) -> str:
@@ -188,73 +193,99 @@ def _walk(node: Node, buf: bytes, p: int, facts: list[tuple[int, int]] | None) -
     return p
 
 
+Capture = tuple[tuple[str, ...], str, str]
+"""Fields captured raw (as written): the names of the record fields leading from the top
+record to a record, and its first and last field captured."""
+
+
 class RecordPattern:
     """The records of one writer schema as a regular expression, learning lengths as it
-    meets them; ``field`` (a top-level bytes field, or a union of null and bytes) is
-    captured raw: its bytes as written, length (and branch) prefix included."""
+    meets them. Each match gives the record and its ``captures``, in order. The first
+    capture, when one bytes field (or a union of null and bytes), has a ``value``.
+    ``ascii_strings``: string values match only when ASCII (so valid UTF-8: a match then
+    checks what a decode would); others are left to the caller's walk."""
 
-    def __init__(self, schema: Any, field: str) -> None:
+    def __init__(
+        self, schema: Any, captures: Sequence[Capture], ascii_strings: bool = False
+    ) -> None:
         if not isinstance(schema, dict) or schema.get("type") not in ("record", "error"):
             raise Unsupported("not a record")
         shapes = _Shapes()
-        top = shapes.node(schema, "")
-        names = [f["name"] for f in schema["fields"]]
-        if field not in names:
-            raise Unsupported(f"no field {field}")
-        self.fields: tuple[Node, ...] = top[1]
-        self.at = names.index(field)
-        target = self.fields[self.at]
-        if target[0] == "b":
-            self.null_branch = None
-        elif (
-            target[0] == "u"
-            and sorted(b[0] for b in target[1]) == ["b", "f"]
-            and (("f", 0) in target[1])
-        ):
-            self.null_branch = target[1].index(("f", 0))
-        else:
-            raise Unsupported(f"field {field} is not bytes")
+        self.top: Node = shapes.node(schema, "")
+        self.ascii_strings = ascii_strings
+        self.captures: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        first_field: Node | None = None
+        for names, first, last in captures:
+            node, path = self.top, ()
+            for name in names:
+                if node[0] != "r" or name not in node[2]:
+                    raise Unsupported(f"no record field {name}")
+                path += (node[2].index(name),)
+                node = node[1][path[-1]]
+            if node[0] != "r" or first not in node[2] or last not in node[2]:
+                raise Unsupported(f"no fields {first} .. {last}")
+            start, stop = node[2].index(first), node[2].index(last) + 1
+            if stop <= start:
+                raise Unsupported(f"{first} is after {last}")
+            self.captures.setdefault(path, []).append((start, stop))
+            if first_field is None:
+                first_field = node[1][start] if stop == start + 1 else ("r", (), ())
+        # Whether the first capture has a value: bytes, or null (this branch) or bytes.
+        self.has_value = first_field is not None and first_field[0] == "b"
+        self.null_branch: int | None = None
+        if first_field is not None and first_field[0] == "u":
+            branches = first_field[1]
+            if sorted(b[0] for b in branches) == ["b", "f"] and ("f", 0) in branches:
+                self.null_branch = branches.index(("f", 0))
+                self.has_value = True
         self.lengths: list[list[int]] = [[] for _ in range(shapes.slots)]
         self.lock = threading.Lock()
         self.compiled: tuple[re.Pattern[bytes], re.Pattern[bytes]] | None = None
 
+    @property
+    def fields(self) -> tuple[Node, ...]:
+        return self.top[1]
+
     # ---------------------------------------------------------------- the expression
 
-    def _rx(self, node: Node) -> bytes:
+    def _rx(self, node: Node, path: tuple[int, ...] | None, groups: bool) -> bytes:
         kind = node[0]
         if kind == "v":
             return _VARINT
         if kind == "f":
             return b".{%d}" % node[1] if node[1] else b""
         if kind == "b":
-            return _any_of(re.escape(_zigzag(n)) + b".{%d}" % n for n in self.lengths[node[1]])
+            content = rb"[\x00-\x7f]" if node[2] and self.ascii_strings else b"."
+            return _any_of(
+                re.escape(_zigzag(n)) + content + b"{%d}" % n for n in self.lengths[node[1]]
+            )
         if kind == "u":
             return _any_of(
                 re.escape(_zigzag(i)) + rx
                 for i, branch in enumerate(node[1])
-                for rx in (self._rx(branch),)
+                for rx in (self._rx(branch, None, groups),)
                 if rx != _NEVER
             )
         if kind == "a":
-            item = self._rx(node[2])
+            item = self._rx(node[2], None, groups)
             runs = [b"\x00"]
             if item != _NEVER:
                 for count in self.lengths[node[1]]:
                     items = item * count if count <= 4 else b"(?:%s){%d}" % (item, count)
                     runs.append(re.escape(_zigzag(count)) + items + b"\x00")
             return _any_of(runs)
-        return b"".join(self._rx(f) for f in node[1])
+        parts = [
+            self._rx(f, None if path is None else (*path, i), groups) for i, f in enumerate(node[1])
+        ]
+        if groups and path is not None:
+            for start, stop in sorted(self.captures.get(path, ()), reverse=True):
+                parts[start:stop] = [b"(" + b"".join(parts[start:stop]) + b")"]
+        return b"".join(parts)
 
     def _compile(self) -> None:
-        parts = [self._rx(f) for f in self.fields]
-        before, field, after = (
-            b"".join(parts[: self.at]),
-            parts[self.at],
-            b"".join(parts[self.at + 1 :]),
-        )
-        one = re.compile(b"(%s(%s)%s)" % (before, field, after), re.DOTALL)
+        one = re.compile(b"(" + self._rx(self.top, (), True) + b")", re.DOTALL)
         # The run of records from a position: no group, nothing to backtrack into.
-        run = re.compile(b"(?:%s%s%s)*+" % (before, field, after), re.DOTALL)
+        run = re.compile(b"(?:" + self._rx(self.top, (), False) + b")*+", re.DOTALL)
         self.compiled = (one, run)
 
     def learn(self, body: bytes, pos: int, records: int) -> bool:
@@ -283,8 +314,8 @@ class RecordPattern:
 
     # --------------------------------------------------------------------- matching
 
-    def run(self, body: bytes, pos: int, whole: bool) -> tuple[list[tuple[bytes, bytes]], int]:
-        """The records matching from ``pos`` on, as (record, raw field) pairs, and where
+    def run(self, body: bytes, pos: int, whole: bool) -> tuple[list[tuple[bytes, ...]], int]:
+        """The records matching from ``pos`` on, as (record, *captures) tuples, and where
         they stop: at the end of ``body`` or at a record not matched (not learned yet).
         ``whole``: first try the whole rest at once, one pass when every record matches."""
         compiled = self.compiled
@@ -302,7 +333,7 @@ class RecordPattern:
         return one.findall(body, pos, stop), stop
 
     def value(self, raw: bytes) -> bytes | None:
-        """The field's value from its raw bytes."""
+        """The first capture's value from its raw bytes (``has_value``)."""
         if self.null_branch is not None:
             if raw[0] >> 1 == self.null_branch:
                 return None
@@ -311,21 +342,27 @@ class RecordPattern:
         return raw[p:]
 
 
-_PATTERNS: dict[tuple[bytes, str, str], RecordPattern | None] = {}
+_PATTERNS: dict[tuple[bytes, tuple[Capture, ...], str, bool], RecordPattern | None] = {}
 _PATTERNS_LOCK = threading.Lock()
 
 
-def record_pattern(schema_json: bytes, field: str, scope: str = "") -> RecordPattern | None:
+def record_pattern(
+    schema_json: bytes,
+    captures: tuple[Capture, ...],
+    scope: str = "",
+    ascii_strings: bool = False,
+) -> RecordPattern | None:
     """The learning pattern of records of a writer schema, kept for the process per
     ``scope`` (a table's manifest directory: what it learns is that table's data); None
     when the schema is one it cannot describe."""
-    key = (schema_json, field, scope)
+    key = (schema_json, captures, scope, ascii_strings)
     try:
         return _PATTERNS[key]
     except KeyError:
         pass
     try:
-        pattern: RecordPattern | None = RecordPattern(json.loads(schema_json), field)
+        schema = json.loads(schema_json)
+        pattern: RecordPattern | None = RecordPattern(schema, captures, ascii_strings)
     except (Unsupported, ValueError, LookupError, TypeError, AttributeError):
         pattern = None
     with _PATTERNS_LOCK:

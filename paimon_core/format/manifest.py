@@ -23,13 +23,13 @@ import os
 import struct
 import threading
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
-from itertools import compress
-from operator import itemgetter
+from itertools import accumulate, compress, repeat
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import zstandard
@@ -1279,6 +1279,13 @@ def decode_avro(
     if keep is not None:
         return _decode_filtered(schema_json, body, count, spec, keep, filter_field, verdicts, scope)
     decoder = _decoder(schema_json, spec, None)
+    if spec is MANIFEST_SPEC_LAZY and count >= _LAZY_MATCH_RECORDS:
+        file_decoder = _lazy_file_decoder(schema_json)
+        pattern = None
+        if file_decoder is not None:
+            pattern = record_pattern(schema_json, _LAZY_CAPTURES, scope, ascii_strings=True)
+        if pattern is not None and file_decoder is not None:
+            return _decode_lazy_matched(body, count, pattern, file_decoder, decoder, spec)
     # A base manifest list usually extends the previous snapshot's (its manifests plus the
     # new delta ones, same bytes): only the records after a known prefix are decoded.
     start, out = 0, []
@@ -1332,7 +1339,9 @@ def _decode_filtered(
     verdicts: dict[bytes, bool] | None,
     scope: str,
 ) -> list:
-    pattern = record_pattern(schema_json, filter_field, scope)
+    pattern = record_pattern(schema_json, (((), filter_field, filter_field),), scope)
+    if pattern is not None and not pattern.has_value:
+        pattern = None
     out: list = []
     seen: dict[Any, bool] = {}
     try:
@@ -1410,6 +1419,160 @@ def _decode_matched(
         pos = walk(body, pos, 1, out, keep, seen)
         count -= 1
     return pos
+
+
+_LAZY_MATCH_RECORDS = 64
+_ENTRY_HEAD = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")
+_LAZY_CAPTURES = (((), "_VERSION", "_TOTAL_BUCKETS"), (("_FILE",), "_FILE_NAME", "_FILE_NAME"))
+_LAZY_FILE_DECODERS: dict[bytes, Callable[..., None] | None] = {}
+
+
+def _lazy_file_decoder(schema_json: bytes) -> Callable[..., None] | None:
+    """The ``decode_into`` of the lazy files of manifests of this writer schema, when its
+    entries are the five head fields then a ``_FILE`` record that ``MANIFEST_SPEC_LAZY``
+    decodes lazily (every Paimon version from 0.9, and ours); else None."""
+    if schema_json in _LAZY_FILE_DECODERS:
+        return _LAZY_FILE_DECODERS[schema_json]
+    found = None
+    try:
+        schema = json.loads(schema_json)
+        names = tuple(f["name"] for f in schema["fields"])
+        types = [f["type"] for f in schema["fields"]]
+        plain = ("int", "int", "bytes", "int", "int")
+        if names == (*_ENTRY_HEAD, "_FILE") and all(
+            t == want or (want == "int" and t == "long") for t, want in zip(types, plain)
+        ):
+            gen = _Codegen()
+            ns = gen.register(schema, "")
+            file_schema = gen.resolve(types[5], ns)
+            if isinstance(file_schema, dict) and file_schema.get("type") == "record":
+                inner = file_schema.get("namespace", ns)
+                fields = {f["name"]: gen.resolve(f["type"], inner) for f in file_schema["fields"]}
+                if fields.get("_FILE_NAME") == "string" and all(
+                    rf.name in fields and not gen._nullable(fields[rf.name], inner)
+                    for rf in _FILE_SPEC.fields
+                    if rf.required
+                ):
+                    one = _Codegen()
+                    one.named = dict(gen.named)
+                    found = one.build_into(file_schema, _FILE_SPEC, ns)
+    except (LookupError, TypeError, ValueError, AttributeError, MetadataFormatError):
+        found = None
+    if len(_LAZY_FILE_DECODERS) > 64:
+        _LAZY_FILE_DECODERS.clear()
+    _LAZY_FILE_DECODERS[schema_json] = found
+    return found
+
+
+def _decode_lazy_matched(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    file_decoder: Callable[..., None],
+    decoder: Callable[..., int],
+    spec: AvroRecord,
+) -> list:
+    """``decode_avro`` of ``MANIFEST_SPEC_LAZY`` through ``pattern``: the records it matches
+    (their strings ASCII, so valid UTF-8: what the lazy walk checks) are split from ``body``
+    in C with their head fields and file name, and their objects built by C loops (``map``),
+    distinct heads decoded once; a record it does not match yet is decoded by ``decoder``."""
+    out: list = []
+    heads = _HEADS
+    if len(heads) > _HEADS_MAX:
+        heads.clear()
+    pos, end = 0, len(body)
+    whole = True
+    rounds = 0
+    try:
+        with gc_paused():
+            while pos < end and count > 0:
+                found, stop = pattern.run(body, pos, whole)
+                whole = False
+                if found:
+                    count -= len(found)
+                    if count < 0:
+                        raise ValueError("more records than the blocks say")
+                    _lazy_entries(found, body, pos, file_decoder, heads, out)
+                    pos = stop
+                    continue
+                if rounds < _LEARN_ROUNDS and pattern.learn(body, pos, _LEARN_RECORDS):
+                    rounds += 1
+                    whole = True
+                    continue
+                pos = decoder(body, pos, 1, out)
+                count -= 1
+            while count > 0:  # more records than the body holds: fail as the decoder does
+                pos = decoder(body, pos, 1, out)
+                count -= 1
+    except (LookupError, ValueError, TypeError, struct.error) as err:
+        raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
+    _check_end(pos, body, spec)
+    return out
+
+
+def _entry_head(raw: bytes) -> tuple[FileKind, bytes, int, int]:
+    """(kind, partition, bucket, total buckets) of an entry's head fields as written."""
+    version, p = _read_long(raw, 0)
+    if version != MANIFEST_VERSION:
+        _version_error("manifest", MANIFEST_VERSION)(version)
+    kind, p = _read_long(raw, p)
+    size, p = _read_long(raw, p)
+    if size < 0:
+        raise ValueError(f"negative length {size}")
+    partition = raw[p : p + size]
+    bucket, p = _read_long(raw, p + size)
+    total, p = _read_long(raw, p)
+    if p != len(raw):
+        raise ValueError("an entry's head is not what its pattern matched")
+    return _KINDS[kind], partition, bucket, total
+
+
+_HEADS: dict[bytes, tuple[FileKind, bytes, int, int]] = {}
+"""``_entry_head`` of the heads met so far (a pure function of the bytes): a table has
+about as many as (partition, bucket) pairs, met again in each manifest."""
+_HEADS_MAX = 1 << 17
+_THIRD = itemgetter(2)
+_NEW = object.__new__
+_AFTER_PREFIX = itemgetter(slice(1, None))
+_ENTRY_SLOTS = tuple(
+    getattr(ManifestEntry, f.name).__set__ for f in dataclasses.fields(ManifestEntry)
+)
+_SET_FILE_NAME = DataFileMeta.file_name.__set__  # type: ignore[attr-defined]
+_SET_SOURCE = _SOURCE_SLOT.__set__
+
+
+def _lazy_entries(
+    found: list[tuple[bytes, ...]],
+    body: bytes,
+    pos: int,
+    file_decoder: Callable[..., None],
+    heads: dict[bytes, tuple[FileKind, bytes, int, int]],
+    out: list,
+) -> None:
+    """Append the entries of ``found`` (record, head, raw file name), records from ``pos``
+    in ``body``, with lazy files: one Python step per distinct head, the rest in C."""
+    n = len(found)
+    head_raws = list(map(_SECOND, found))
+    for raw in set(head_raws).difference(heads):
+        heads[raw] = _entry_head(raw)
+    decoded = list(map(heads.__getitem__, head_raws))
+    starts = accumulate(map(len, map(_FIRST, found)), initial=pos)
+    name_raws = list(map(_THIRD, found))
+    if max(map(_FIRST, name_raws)) < 0x80:  # every length in one byte
+        names = list(map(bytes.decode, map(_AFTER_PREFIX, name_raws)))
+    else:
+        names = [raw[_read_long(raw, 0)[1] :].decode() for raw in name_raws]
+    batch = _LazyBatch(body, file_decoder)
+    files = list(map(_NEW, repeat(_LazyDataFileMeta, n)))
+    deque(map(_SET_FILE_NAME, files, names), 0)
+    deque(map(_SET_SOURCE, files, repeat(batch, n)), 0)
+    batch.starts = list(map(add, starts, map(len, head_raws)))
+    batch.files = files
+    entries = list(map(_NEW, repeat(ManifestEntry, n)))
+    for i, set_field in enumerate(_ENTRY_SLOTS[:4]):
+        deque(map(set_field, entries, map(itemgetter(i), decoded)), 0)
+    deque(map(_ENTRY_SLOTS[4], entries, files), 0)
+    out += entries
 
 
 def _stats_spec(what: str) -> AvroRecord:
@@ -1748,7 +1911,9 @@ class ManifestFile:
                     ),
                 )
             entries = read_avro_file(
-                self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
+                self.file_io,
+                path,
+                lambda data: deserialize_manifest(data, lazy=lazy, scope=self.dir),
             )
             if version is None:
                 return entries

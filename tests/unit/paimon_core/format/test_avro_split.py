@@ -37,6 +37,7 @@ from paimon_core.format.manifest import _encode_entry as encode_entry
 from paimon_core.io.fileio import LocalFileIO
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "avro"
+PARTITION = (((), "_PARTITION", "_PARTITION"),)
 
 rows = st.binary(min_size=0, max_size=150)  # lengths of one- and two-byte varints
 names = st.text(min_size=0, max_size=80)
@@ -120,7 +121,7 @@ def test_the_pattern_splits_records_and_finds_the_field() -> None:
         for i in range(300)
     ]
     schema, body, count = read_avro_container(serialize_manifest(batch, "null"))
-    pattern = RecordPattern(json.loads(schema), "_PARTITION")
+    pattern = RecordPattern(json.loads(schema), PARTITION)
     assert pattern.run(body, 0, True) == ([], 0)  # nothing learned yet
     assert pattern.learn(body, 0, 2)
     found, stop = pattern.run(body, 0, True)
@@ -188,7 +189,7 @@ def _encode_blocks(out: bytearray, e: ManifestEntry) -> None:
 
 def _extra_files_offset(record: bytes) -> int:
     """Where the (empty) ``_EXTRA_FILES`` array of a record starts."""
-    pattern = RecordPattern(json.loads(MANIFEST_SCHEMA), "_PARTITION")
+    pattern = RecordPattern(json.loads(MANIFEST_SCHEMA), PARTITION)
     p = 0
     for field in pattern.fields[:5]:
         p = avro_split._walk(field, record, p, None)
@@ -234,7 +235,8 @@ def test_java_manifests_filtered(name: str) -> None:
 
 
 def test_schemas_it_cannot_describe_read_as_before() -> None:
-    assert record_pattern(b'["null", {"type": "record", "name": "r", "fields": []}]', "x") is None
+    top_union = b'["null", {"type": "record", "name": "r", "fields": []}]'
+    assert record_pattern(top_union, (((), "x", "x"),)) is None
     with_map = {
         "type": "record",
         "name": "r",
@@ -243,13 +245,15 @@ def test_schemas_it_cannot_describe_read_as_before() -> None:
             {"name": "m", "type": {"type": "map", "values": "long"}},
         ],
     }
-    assert record_pattern(json.dumps(with_map).encode(), "_PARTITION") is None
-    assert record_pattern(MANIFEST_SCHEMA.encode(), "_BUCKET") is None  # not bytes
-    assert record_pattern(MANIFEST_SCHEMA.encode(), "_NOPE") is None
+    assert record_pattern(json.dumps(with_map).encode(), PARTITION) is None
+    bucket = record_pattern(MANIFEST_SCHEMA.encode(), (((), "_BUCKET", "_BUCKET"),))
+    assert bucket is not None and not bucket.has_value  # not bytes
+    assert record_pattern(MANIFEST_SCHEMA.encode(), (((), "_NOPE", "_NOPE"),)) is None
+    assert record_pattern(MANIFEST_SCHEMA.encode(), (((), "_KIND", "_VERSION"),)) is None
     nullable = json.loads(MANIFEST_SCHEMA)
     nullable["fields"][2]["type"] = ["null", "bytes"]
-    pattern = record_pattern(json.dumps(nullable).encode(), "_PARTITION")
-    assert pattern is not None
+    pattern = record_pattern(json.dumps(nullable).encode(), PARTITION)
+    assert pattern is not None and pattern.has_value
     assert pattern.value(b"\x00") is None and pattern.value(b"\x02\x04ab") == b"ab"
 
 
@@ -307,3 +311,90 @@ def test_one_plan_asks_each_partition_once_across_manifests(tmp_path: Path) -> N
         f"data-{i + 10 * m}.parquet" for m in range(3) for i in range(1, 9, 3)
     ]
     MANIFEST_CACHE.clear()
+
+
+# ------------------------------------------------ whole lazy reads (plans of every partition)
+
+
+def _lazy_read(data: bytes, scope: str) -> list[ManifestEntry]:
+    lazy = deserialize_manifest(data, lazy=True, scope=scope)
+    assert all(type(e.file) is not DataFileMeta for e in lazy)  # not decoded yet
+    return lazy
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(entries, min_size=1, max_size=8),
+    st.integers(64, 120),
+    st.sampled_from(["a", "fresh"]),
+)
+def test_a_lazy_read_of_many_entries_is_the_eager_read(
+    odd: list[ManifestEntry], size: int, scope: str
+) -> None:
+    """Mostly regular entries (the pattern's), some of any shape (walked or learned)."""
+    if scope == "fresh":
+        avro_split._PATTERNS.clear()
+    regular = [
+        ManifestEntry(FileKind.ADD, PARTITIONS[i % 3], i % 2, 2, _file(i)) for i in range(size)
+    ]
+    batch = regular[: size // 2] + odd + regular[size // 2 :]
+    data = serialize_manifest(batch)
+    lazy = _lazy_read(data, scope)
+    assert [e.file.file_name for e in lazy] == [e.file.file_name for e in batch]
+    assert lazy == batch == deserialize_manifest(data)
+    assert all(type(e.file) is DataFileMeta for e in lazy)
+
+
+def test_lazy_reads_of_many_entries_check_every_record() -> None:
+    """What the lazy walk checks when it reads (UTF-8, versions, kinds), the split does."""
+    batch = [ManifestEntry(FileKind.ADD, PARTITIONS[1], 0, 1, _file(i)) for i in range(100)]
+    odd = _file(50, value_stats_cols=("abc", "ü"), extra_files=("é.index",))
+    batch[50] = dataclasses.replace(batch[50], file=odd)
+    data = serialize_manifest(batch, "null")
+    assert _lazy_read(data, "checks") == batch  # non-ASCII strings: that record walked
+    damaged = bytearray(data)
+    damaged[data.rindex(b"abc")] = 0xFF  # not UTF-8
+    with pytest.raises(MetadataFormatError):
+        deserialize_manifest(bytes(damaged), lazy=True, scope="checks")
+    record = bytearray()
+    encode_entry(record, batch[70])
+    at = data.index(bytes(record))
+    assert data[at] == 4  # _VERSION 2
+    for offset, byte, message in ((0, 6, "version 3"), (1, 10, "Corrupt")):
+        wrong = bytearray(data)
+        wrong[at + offset] = byte
+        with pytest.raises(MetadataFormatError, match=message):
+            deserialize_manifest(bytes(wrong), lazy=True, scope="checks")
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        ["_WRITE_COLS", "_FIRST_ROW_ID", "_EXTERNAL_PATH", "_VALUE_STATS_COLS"],  # Java 0.9
+        ["_WRITE_COLS", "_FIRST_ROW_ID", "_EXTERNAL_PATH", "_VALUE_STATS_COLS", "_FILE_SOURCE"],
+    ],
+)
+def test_lazy_reads_of_older_shapes(missing: list[str]) -> None:
+    batch = [
+        ManifestEntry(FileKind.ADD, PARTITIONS[i % 3], 0, 1, _file(i, file_source=0))
+        for i in range(80)
+    ]
+    records = list(fastavro.reader(io.BytesIO(serialize_manifest(batch))))
+    schema = json.loads(MANIFEST_SCHEMA)
+    for field in schema["fields"][5]["type"]["fields"][:]:
+        if field["name"] in missing:
+            schema["fields"][5]["type"]["fields"].remove(field)
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), records, codec="deflate")
+    expected = [
+        dataclasses.replace(
+            e, file=dataclasses.replace(e.file, **{n[1:].lower(): None for n in missing})
+        )
+        for e in batch
+    ]
+    assert _lazy_read(out.getvalue(), "older") == expected
+    nullable = json.loads(MANIFEST_SCHEMA)
+    nullable["fields"][5]["type"] = ["null", nullable["fields"][5]["type"]]  # Java 0.8
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(nullable), records, codec="null")
+    assert deserialize_manifest(out.getvalue(), lazy=True, scope="older") == batch
