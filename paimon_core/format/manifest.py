@@ -1425,14 +1425,16 @@ _LAZY_MATCH_RECORDS = 64
 _ENTRY_HEAD = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")
 _LAZY_CAPTURES = (((), "_VERSION", "_TOTAL_BUCKETS"), (("_FILE",), "_FILE_NAME", "_FILE_NAME"))
 _LAZY_FILE_DECODERS: dict[bytes, Callable[..., None] | None] = {}
+_UNKNOWN = object()
 
 
 def _lazy_file_decoder(schema_json: bytes) -> Callable[..., None] | None:
     """The ``decode_into`` of the lazy files of manifests of this writer schema, when its
     entries are the five head fields then a ``_FILE`` record that ``MANIFEST_SPEC_LAZY``
     decodes lazily (every Paimon version from 0.9, and ours); else None."""
-    if schema_json in _LAZY_FILE_DECODERS:
-        return _LAZY_FILE_DECODERS[schema_json]
+    known = _LAZY_FILE_DECODERS.get(schema_json, _UNKNOWN)
+    if known is not _UNKNOWN:
+        return known  # type: ignore[return-value]
     found = None
     try:
         schema = json.loads(schema_json)
@@ -1476,10 +1478,11 @@ def _decode_lazy_matched(
     (their strings ASCII, so valid UTF-8: what the lazy walk checks) are split from ``body``
     in C with their head fields and file name, and their objects built by C loops (``map``),
     distinct heads decoded once; a record it does not match yet is decoded by ``decoder``."""
+    global _HEADS
     out: list = []
     heads = _HEADS
     if len(heads) > _HEADS_MAX:
-        heads.clear()
+        heads = _HEADS = {}  # not cleared: other threads may be using it
     pos, end = 0, len(body)
     whole = True
     rounds = 0
@@ -1555,7 +1558,10 @@ def _lazy_entries(
     head_raws = list(map(_SECOND, found))
     for raw in set(head_raws).difference(heads):
         heads[raw] = _entry_head(raw)
-    decoded = list(map(heads.__getitem__, head_raws))
+    try:
+        decoded = list(map(heads.__getitem__, head_raws))
+    except KeyError:  # emptied meanwhile (forget_reads)
+        decoded = [heads.get(raw) or _entry_head(raw) for raw in head_raws]
     starts = accumulate(map(len, map(_FIRST, found)), initial=pos)
     name_raws = list(map(_THIRD, found))
     if max(map(_FIRST, name_raws)) < 0x80:  # every length in one byte
