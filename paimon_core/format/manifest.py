@@ -1278,14 +1278,18 @@ def decode_avro(
     schema_json, body, count = read_avro_container(data)
     if keep is not None:
         return _decode_filtered(schema_json, body, count, spec, keep, filter_field, verdicts, scope)
-    decoder = _decoder(schema_json, spec, None)
     if spec is MANIFEST_SPEC_LAZY and count >= _LAZY_MATCH_RECORDS:
         file_decoder = _lazy_file_decoder(schema_json)
         pattern = None
         if file_decoder is not None:
             pattern = record_pattern(schema_json, _LAZY_CAPTURES, scope, ascii_strings=True)
         if pattern is not None and file_decoder is not None:
-            return _decode_lazy_matched(body, count, pattern, file_decoder, decoder, spec)
+
+            def walk(*args: Any) -> int:  # generated when first needed (a few ms)
+                return _decoder(schema_json, spec, None)(*args)
+
+            return _decode_lazy_matched(body, count, pattern, file_decoder, walk, spec)
+    decoder = _decoder(schema_json, spec, None)
     # A base manifest list usually extends the previous snapshot's (its manifests plus the
     # new delta ones, same bytes): only the records after a known prefix are decoded.
     start, out = 0, []
@@ -1350,9 +1354,9 @@ def _decode_filtered(
                 walk = _decoder(schema_json, spec, filter_field)
                 end = walk(body, 0, count, out, keep, seen)
             else:
-                decode = _decoder(schema_json, spec, None)
+                decode = _kept_decoder(schema_json, spec, scope)
 
-                def walk(*args: Any) -> int:  # compiled when first needed (a few ms)
+                def walk(*args: Any) -> int:  # generated when first needed (a few ms)
                     return _decoder(schema_json, spec, filter_field)(*args)
 
                 end = _decode_matched(body, count, pattern, keep, verdicts, seen, walk, decode, out)
@@ -1376,7 +1380,7 @@ def _decode_matched(
     verdicts: dict[bytes, bool] | None,
     seen: dict[Any, bool],
     walk: Callable[..., int],
-    decode: Callable[..., int],
+    decode: Callable[[bytes, int, list], None],
     out: list,
 ) -> int:
     """``_decode_filtered`` through ``pattern``: the records it matches are split from
@@ -1404,9 +1408,7 @@ def _decode_matched(
                 verdicts[raw] = ok
             kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
             if kept:
-                joined = b"".join(kept)
-                if decode(joined, 0, len(kept), out) != len(joined):
-                    raise ValueError("a record is not what its pattern matched")
+                decode(b"".join(kept), len(kept), out)
             pos = stop
             continue
         if rounds < _LEARN_ROUNDS and pattern.learn(body, pos, _LEARN_RECORDS):
@@ -1419,6 +1421,38 @@ def _decode_matched(
         pos = walk(body, pos, 1, out, keep, seen)
         count -= 1
     return pos
+
+
+def _kept_decoder(
+    schema_json: bytes, spec: AvroRecord, scope: str
+) -> Callable[[bytes, int, list], None]:
+    """``decode(records, n, out)``: append the objects of ``n`` whole records; for lazy
+    manifest entries through the pattern of whole lazy reads when it matches them all (its
+    objects built in C, no decoder generated), else by the generated decoder."""
+
+    def generated(records: bytes, n: int, out: list) -> None:
+        if _decoder(schema_json, spec, None)(records, 0, n, out) != len(records):
+            raise ValueError("a record is not what its pattern matched")
+
+    if spec is not MANIFEST_SPEC_LAZY:
+        return generated
+    file_decoder = _lazy_file_decoder(schema_json)
+    if file_decoder is None:
+        return generated
+    pattern = record_pattern(schema_json, _LAZY_CAPTURES, scope, ascii_strings=True)
+    if pattern is None:
+        return generated
+
+    def matched(records: bytes, n: int, out: list) -> None:
+        found, stop = pattern.run(records, 0, True)
+        if stop < len(records) and pattern.learn(records, stop, _LEARN_RECORDS):
+            found, stop = pattern.run(records, 0, True)
+        if stop == len(records) and len(found) == n:
+            _lazy_entries(found, records, 0, file_decoder, _heads(), out)
+        else:
+            generated(records, n, out)
+
+    return matched
 
 
 _LAZY_MATCH_RECORDS = 64
@@ -1455,15 +1489,29 @@ def _lazy_file_decoder(schema_json: bytes) -> Callable[..., None] | None:
                     for rf in _FILE_SPEC.fields
                     if rf.required
                 ):
-                    one = _Codegen()
-                    one.named = dict(gen.named)
-                    found = one.build_into(file_schema, _FILE_SPEC, ns)
+                    found = _DecodeInto(file_schema, dict(gen.named), ns)
     except (LookupError, TypeError, ValueError, AttributeError, MetadataFormatError):
         found = None
     if len(_LAZY_FILE_DECODERS) > 64:
         _LAZY_FILE_DECODERS.clear()
     _LAZY_FILE_DECODERS[schema_json] = found
     return found
+
+
+class _DecodeInto:
+    """``_Codegen.build_into`` of a writer's file record, generated on the first call (the
+    first use of a lazy file): a plan that hands its files on never pays for it."""
+
+    def __init__(self, schema: dict, named: dict[str, Any], ns: str) -> None:
+        self.schema, self.named, self.ns = schema, named, ns
+        self.built: Callable[..., None] | None = None
+
+    def __call__(self, *args: Any) -> None:
+        if self.built is None:
+            gen = _Codegen()
+            gen.named = dict(self.named)
+            self.built = gen.build_into(self.schema, _FILE_SPEC, self.ns)
+        self.built(*args)
 
 
 def _decode_lazy_matched(
@@ -1478,11 +1526,8 @@ def _decode_lazy_matched(
     (their strings ASCII, so valid UTF-8: what the lazy walk checks) are split from ``body``
     in C with their head fields and file name, and their objects built by C loops (``map``),
     distinct heads decoded once; a record it does not match yet is decoded by ``decoder``."""
-    global _HEADS
     out: list = []
-    heads = _HEADS
-    if len(heads) > _HEADS_MAX:
-        heads = _HEADS = {}  # not cleared: other threads may be using it
+    heads = _heads()
     pos, end = 0, len(body)
     whole = True
     rounds = 0
@@ -1534,6 +1579,15 @@ _HEADS: dict[bytes, tuple[FileKind, bytes, int, int]] = {}
 """``_entry_head`` of the heads met so far (a pure function of the bytes): a table has
 about as many as (partition, bucket) pairs, met again in each manifest."""
 _HEADS_MAX = 1 << 17
+
+
+def _heads() -> dict[bytes, tuple[FileKind, bytes, int, int]]:
+    global _HEADS
+    if len(_HEADS) > _HEADS_MAX:
+        _HEADS = {}  # not cleared: other threads may be using it
+    return _HEADS
+
+
 _THIRD = itemgetter(2)
 _NEW = object.__new__
 _AFTER_PREFIX = itemgetter(slice(1, None))
