@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from paimon_core.exceptions import MetadataFormatError
 from paimon_core.format import avro_split
+from paimon_core.format import manifest as manifest_module
 from paimon_core.format.avro_split import RecordPattern, record_pattern
 from paimon_core.format.manifest import (
     EMPTY_ROW,
@@ -398,3 +399,47 @@ def test_lazy_reads_of_older_shapes(missing: list[str]) -> None:
     out = io.BytesIO()
     fastavro.writer(out, fastavro.parse_schema(nullable), records, codec="null")
     assert deserialize_manifest(out.getvalue(), lazy=True, scope="older") == batch
+
+
+def test_pypaimon_manifests_through_the_patterns(tmp_path: Path) -> None:
+    """pypaimon 2.1's manifest shape (its own schema JSON), its records repeated past the
+    size from which whole lazy reads go through the pattern."""
+    import pyarrow as pa
+    from pypaimon import CatalogFactory, Schema
+
+    catalog = CatalogFactory.create({"warehouse": str(tmp_path)})
+    catalog.create_database("db", False)
+    schema = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(schema, partition_keys=["dt"]), False)
+    table = catalog.get_table("db.t")
+    builder = table.new_batch_write_builder()
+    write = builder.new_write()
+    rows = {"k": [1, 2, 3], "v": ["a", None, "c"], "dt": ["d1", "d2", "a-longer-dt"]}
+    write.write_arrow(pa.table(rows, schema=schema))
+    commit = builder.new_commit()
+    commit.commit(write.prepare_commit())
+    write.close()
+    commit.close()
+    paths = list((tmp_path / "db.db" / "t" / "manifest").glob("manifest-*"))
+    manifests = [p for p in paths if not p.name.startswith("manifest-list-")]
+    assert manifests
+    for path in manifests:
+        reader = fastavro.reader(io.BytesIO(path.read_bytes()))
+        records = list(reader)
+        out = io.BytesIO()
+        fastavro.writer(out, reader.writer_schema, records * (70 // len(records) + 1))
+        data = out.getvalue()
+        eager = deserialize_manifest(data)
+        assert len(eager) >= 70 and {e.partition for e in eager} == {
+            e.partition for e in deserialize_manifest(path.read_bytes())
+        }
+        assert _lazy_read(data, "pypaimon") == eager
+        for partition in {e.partition for e in eager}:
+            kept = _filtered(data, {partition}, "pypaimon", lazy=True)
+            assert kept == [e for e in eager if e.partition == partition]
+        schema_json = read_avro_container(data)[0]
+        for captures in (PARTITION, manifest_module._LAZY_CAPTURES):
+            pattern = avro_split._PATTERNS.get(
+                (schema_json, captures, "pypaimon", captures != PARTITION)
+            )
+            assert pattern is not None and pattern.compiled is not None
