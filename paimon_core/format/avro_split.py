@@ -35,6 +35,7 @@ _VARINT = rb"[\x80-\xff]*+[\x00-\x7f]"
 _NEVER = b"(?!)"
 _RECORD = itemgetter(0)
 _MAX_ALTERNATIVES = 32  # lengths (counts) of one field; more, and records walk in Python
+_MAX_LEARNING = 32
 
 # Shape nodes: ("v",) varint; ("f", n) n bytes; ("b", slot, is_string) length-prefixed;
 # ("u", branches); ("a", slot, item) array; ("r", fields, names).
@@ -241,6 +242,8 @@ class RecordPattern:
         self.lengths: list[list[int]] = [[] for _ in range(shapes.slots)]
         self.lock = threading.Lock()
         self.compiled: tuple[re.Pattern[bytes], re.Pattern[bytes]] | None = None
+        self.whole = True
+        self.learnt = 0
 
     @property
     def fields(self) -> tuple[Node, ...]:
@@ -290,7 +293,12 @@ class RecordPattern:
 
     def learn(self, body: bytes, pos: int, records: int) -> bool:
         """Learn the shapes of up to ``records`` records from ``pos`` (where one starts);
-        whether that changed the expression (it is then compiled anew)."""
+        whether that changed the expression (it is then compiled anew). A pattern learns
+        ``_MAX_LEARNING`` times at most: a table that needs more has too many shapes for
+        an expression."""
+        if self.learnt >= _MAX_LEARNING:
+            return False
+        self.learnt += 1
         facts: list[tuple[int, int]] = []
         try:
             for _ in range(records):
@@ -317,17 +325,21 @@ class RecordPattern:
     def run(self, body: bytes, pos: int, whole: bool) -> tuple[list[tuple[bytes, ...]], int]:
         """The records matching from ``pos`` on, as (record, *captures) tuples, and where
         they stop: at the end of ``body`` or at a record not matched (not learned yet).
-        ``whole``: first try the whole rest at once, one pass when every record matches."""
+        ``whole``: first try the whole rest at once, one pass when every record matches
+        (unless the last such try failed and no whole file matched since)."""
         compiled = self.compiled
         if compiled is None:
             return [], pos
         one, run = compiled
         end = len(body)
-        if whole:
+        if whole and self.whole:
             found = one.findall(body, pos)
             if sum(map(len, map(_RECORD, found))) == end - pos:
                 return found, end
+            self.whole = False  # searching past records not matched costs: not next time
         stop = run.match(body, pos).end()
+        if whole and stop == end:
+            self.whole = True
         if stop == pos:
             return [], pos
         return one.findall(body, pos, stop), stop

@@ -1384,42 +1384,72 @@ def _decode_matched(
     out: list,
 ) -> int:
     """``_decode_filtered`` through ``pattern``: the records it matches are split from
-    ``body`` in C with their raw filter field, and only those kept are decoded (their
-    bytes joined); at a record it does not match yet, it learns the shapes of the next
-    few records (a few times a file at most), or the record is walked. The end."""
+    ``body`` in C with their raw filter field, and only those kept are decoded (their bytes
+    joined); the others are walked (``_split_records``). The end."""
     if verdicts is None:
         verdicts = {}
+
+    def matched(found: list[tuple[bytes, ...]], pos: int) -> None:
+        raws = list(map(_SECOND, found))
+        for raw in set(raws).difference(verdicts):
+            value = pattern.value(raw)
+            ok = seen.get(value)
+            if ok is None:
+                ok = seen[value] = bool(keep(value))
+            verdicts[raw] = ok
+        kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
+        if kept:
+            decode(b"".join(kept), len(kept), out)
+
+    return _split_records(
+        body, count, pattern, matched, lambda pos, n: walk(body, pos, n, out, keep, seen)
+    )
+
+
+_LEARN_ROUNDS = 2  # a file
+_LEARN_RECORDS = 16
+_WALKED_MIN = 16
+_WALKED_SHARE = 8
+
+
+def _split_records(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    matched: Callable[[list[tuple[bytes, ...]], int], None],
+    walk: Callable[[int, int], int],
+) -> int:
+    """Hand the runs of the ``count`` records of ``body`` that ``pattern`` matches to
+    ``matched(found, start)``; at a record it does not match, let it learn from the next
+    few (a few times a file), or ``walk(start, n)`` (decode ``n`` records the generated
+    way: the end). When more than one record in ``_WALKED_SHARE`` had to be walked, the
+    pattern does not fit this file: the rest is walked in one call. The end."""
     pos, end = 0, len(body)
+    rounds = walked = done = 0
     whole = True
-    rounds = 0
     while pos < end and count > 0:
+        if walked > _WALKED_MIN and walked * _WALKED_SHARE > done:
+            break
         found, stop = pattern.run(body, pos, whole)
         whole = False
         if found:
-            count -= len(found)
-            if count < 0:
+            if len(found) > count:
                 raise ValueError("more records than the blocks say")
-            raws = list(map(_SECOND, found))
-            for raw in set(raws).difference(verdicts):
-                value = pattern.value(raw)
-                ok = seen.get(value)
-                if ok is None:
-                    ok = seen[value] = bool(keep(value))
-                verdicts[raw] = ok
-            kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
-            if kept:
-                decode(b"".join(kept), len(kept), out)
+            matched(found, pos)
+            count -= len(found)
+            done += len(found)
             pos = stop
             continue
-        if rounds < _LEARN_ROUNDS and pattern.learn(body, pos, _LEARN_RECORDS):
+        if rounds < _LEARN_ROUNDS:
             rounds += 1
-            whole = True
-            continue
-        pos = walk(body, pos, 1, out, keep, seen)
+            if pattern.learn(body, pos, _LEARN_RECORDS):
+                continue
+        pos = walk(pos, 1)
         count -= 1
-    while count > 0:  # more records than the body holds: fail as the walk does
-        pos = walk(body, pos, 1, out, keep, seen)
-        count -= 1
+        walked += 1
+        done += 1
+    if count > 0:  # the rest, or more records than the body holds: fails as the walk does
+        pos = walk(pos, count)
     return pos
 
 
@@ -1445,7 +1475,7 @@ def _kept_decoder(
 
     def matched(records: bytes, n: int, out: list) -> None:
         found, stop = pattern.run(records, 0, True)
-        if stop < len(records) and pattern.learn(records, stop, _LEARN_RECORDS):
+        if stop < len(records) and pattern.learn(records, stop, n):
             found, stop = pattern.run(records, 0, True)
         if stop == len(records) and len(found) == n:
             _lazy_entries(found, records, 0, file_decoder, _heads(), out)
@@ -1525,33 +1555,18 @@ def _decode_lazy_matched(
     """``decode_avro`` of ``MANIFEST_SPEC_LAZY`` through ``pattern``: the records it matches
     (their strings ASCII, so valid UTF-8: what the lazy walk checks) are split from ``body``
     in C with their head fields and file name, and their objects built by C loops (``map``),
-    distinct heads decoded once; a record it does not match yet is decoded by ``decoder``."""
+    distinct heads decoded once; the others are decoded by ``decoder`` (``_split_records``)."""
     out: list = []
     heads = _heads()
-    pos, end = 0, len(body)
-    whole = True
-    rounds = 0
     try:
         with gc_paused():
-            while pos < end and count > 0:
-                found, stop = pattern.run(body, pos, whole)
-                whole = False
-                if found:
-                    count -= len(found)
-                    if count < 0:
-                        raise ValueError("more records than the blocks say")
-                    _lazy_entries(found, body, pos, file_decoder, heads, out)
-                    pos = stop
-                    continue
-                if rounds < _LEARN_ROUNDS and pattern.learn(body, pos, _LEARN_RECORDS):
-                    rounds += 1
-                    whole = True
-                    continue
-                pos = decoder(body, pos, 1, out)
-                count -= 1
-            while count > 0:  # more records than the body holds: fail as the decoder does
-                pos = decoder(body, pos, 1, out)
-                count -= 1
+            pos = _split_records(
+                body,
+                count,
+                pattern,
+                lambda found, start: _lazy_entries(found, body, start, file_decoder, heads, out),
+                lambda start, n: decoder(body, start, n, out),
+            )
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
     _check_end(pos, body, spec)

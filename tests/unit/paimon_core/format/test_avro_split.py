@@ -443,3 +443,29 @@ def test_pypaimon_manifests_through_the_patterns(tmp_path: Path) -> None:
                 (schema_json, captures, "pypaimon", captures != PARTITION)
             )
             assert pattern is not None and pattern.compiled is not None
+
+
+def test_files_of_too_many_shapes_are_walked() -> None:
+    """Stats rows of 60 lengths: the pattern learns what it may (32 lengths a field, a few
+    rounds a file, 32 in all), and every read is still the eager read."""
+    batch = [
+        ManifestEntry(
+            FileKind.ADD,
+            PARTITIONS[i % 3],
+            0,
+            1,
+            _file(i, value_stats=SimpleStats(b"a" * (12 + 8 * (i * 7 % 60)), b"b" * 12, (0,))),
+        )
+        for i in range(400)
+    ]
+    data = serialize_manifest(batch)
+    for _ in range(3):
+        assert _lazy_read(data, "shapes") == batch
+        for partition in PARTITIONS[:3]:
+            kept = _filtered(data, {partition}, "shapes", lazy=False)
+            assert kept == [e for e in batch if e.partition == partition]
+    patterns = [p for k, p in avro_split._PATTERNS.items() if k[2] == "shapes"]
+    assert len(patterns) == 2
+    for pattern in patterns:
+        assert pattern is not None and pattern.learnt <= avro_split._MAX_LEARNING
+        assert max(len(known) for known in pattern.lengths) == avro_split._MAX_ALTERNATIVES
