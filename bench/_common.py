@@ -102,6 +102,7 @@ def java_bench(*args: Any) -> dict[str, Any] | None:
 
 _READ_CACHES = (
     ("format.manifest", "MANIFEST_CACHE"),
+    ("format.manifest", "_HEADS"),  # decoded entry heads (partition, bucket) of manifests
     ("format.schema", "PARSED_SCHEMAS"),
     ("format.snapshot", "PARSED_SNAPSHOTS"),
 )

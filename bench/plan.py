@@ -7,17 +7,24 @@ Every plan opens the table anew. "cold": the process forgets what it decoded bef
 process, and as pypaimon 2.1 and Java Paimon 0.9's ``cache-enabled=false`` catalog do;
 "warm": this process planned the whole table just before (our manifest cache, as Java's
 default ``CachingCatalog``). "every file used" then reads fields of every planned file (what
-reading the splits does): the plan hands files on decoded lazily. Then plans of one
-partition (``p = 7``) and of 10 partitions (``p < 10``): their time should follow the
-partitions they touch, not the table. Ours and pypaimon are interleaved on the very same
-table in one process; Java plans it after them (the oracle's ``bench-plan``, warm JVM). A
-calibration loop gives the run's load factor and an idle-equivalent estimate from CPU time.
+reading the splits does): the plan hands files on decoded lazily. Then partition-filtered
+plans of 1, 10 and 100 of the 1,000 partitions (equality, a range, an IN list): every
+manifest holds every partition, so the manifest list prunes nothing and the time should
+follow the partitions the plan touches, not the table; each prints its ratio to the cold
+full plan of the same run (ratios of CPU time hold on a loaded machine). "new process": one
+plan in a fresh interpreter (its modules imported first), which also pays for generating
+the manifest decoders and learning the table's record pattern. Ours and pypaimon are interleaved on the
+very same table in one process; Java plans it after them (the oracle's ``bench-plan``, warm
+JVM). A calibration loop gives the run's load factor and an idle-equivalent estimate from
+CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -73,6 +80,28 @@ def plan_pypaimon(warehouse: str) -> int:
 
 ONE = {"partition_filter": {"p": 7}}
 TEN = {"predicate": [("p", "<", 10)]}
+TEN_IN = {"predicate": [("p", "in", tuple(range(5, 1000, 100)))]}
+HUNDRED = {"predicate": [("p", ">=", 300), ("p", "<", 400)]}
+FILTERED = {"p = 7": ONE, "p < 10": TEN, "p in (10 values)": TEN_IN, "300 <= p < 400": HUNDRED}
+
+NEW_PROCESS = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from paimon_core.catalog import FileSystemCatalog
+import paimon_core.operations.scan  # imports are not the plan's (no .pyc: PYTHONDONTWRITEBYTECODE)
+start, start_cpu = time.perf_counter(), time.process_time()
+FileSystemCatalog({warehouse!r}).get_table("db.t").new_scan().plan(**{kwargs!r})
+print(json.dumps([(time.perf_counter() - start) * 1000, (time.process_time() - start_cpu) * 1000]))
+"""
+
+
+def new_process(warehouse: str, kwargs: dict) -> tuple[float, float]:
+    """(wall, CPU) ms of one plan in a fresh interpreter, after its imports."""
+    root = str(Path(__file__).resolve().parent.parent)
+    code = NEW_PROCESS.format(root=root, warehouse=warehouse, kwargs=kwargs)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wall, cpu = json.loads(out.stdout)
+    return wall, cpu
 
 
 def main() -> None:
@@ -88,18 +117,18 @@ def main() -> None:
         expected = args.partitions * args.commits
         assert plan_ours(tmp) == expected, "our plan missed files"
         assert plan_pypaimon(tmp) == expected, "pypaimon's plan missed files"
-        assert plan_ours(tmp, **ONE) == args.commits
-        assert plan_ours(tmp, **TEN) == 10 * args.commits
+        for kwargs, partitions in ((ONE, 1), (TEN, 10), (TEN_IN, 10), (HUNDRED, 100)):
+            assert plan_ours(tmp, **kwargs) == partitions * args.commits
         cases: dict[str, tuple[Callable[[], object], bool]] = {
             "ours, cold": (lambda: plan_ours(tmp), True),
             "ours, cold, every file used": (lambda: plan_ours(tmp, use_files=True), True),
             "ours, warm": (lambda: plan_ours(tmp), False),
-            "ours, cold, p = 7": (lambda: plan_ours(tmp, **ONE), True),
-            "ours, warm, p = 7": (lambda: plan_ours(tmp, **ONE), False),
-            "ours, cold, p < 10": (lambda: plan_ours(tmp, **TEN), True),
-            "ours, warm, p < 10": (lambda: plan_ours(tmp, **TEN), False),
-            "pypaimon 2.1": (lambda: plan_pypaimon(tmp), False),
         }
+        for label, kwargs in FILTERED.items():
+            cases[f"ours, cold, {label}"] = (lambda kw=kwargs: plan_ours(tmp, **kw), True)
+        for label, kwargs in list(FILTERED.items())[:2]:
+            cases[f"ours, warm, {label}"] = (lambda kw=kwargs: plan_ours(tmp, **kw), False)
+        cases["pypaimon 2.1"] = (lambda: plan_pypaimon(tmp), False)
         wall: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         calibration = Calibration()
@@ -114,18 +143,33 @@ def main() -> None:
                 cpu[name].append((time.process_time() - start_cpu) * 1000)
                 wall[name].append((time.perf_counter() - start) * 1000)
                 calibration.sample()
+        fresh: dict[str, list[tuple[float, float]]] = {"full": [], "p = 7": [], "p < 10": []}
+        for _ in range(3):
+            for label in fresh:
+                fresh[label].append(new_process(tmp, FILTERED.get(label, {})))
         java = None if args.no_java else java_bench("bench-plan", tmp, "db.t")
     factor = calibration.factor
+    full_cpu = median(cpu["ours, cold"])
     print(f"data files: {expected}; median of {args.runs} runs")
-    print(f"{'':<30}{'wall ms':>9}{'cpu ms':>9}{'idle-eq ms':>12}")
+    print(f"{'':<36}{'wall ms':>9}{'cpu ms':>9}{'idle-eq ms':>12}{'cpu / cold full':>17}")
     for name in cases:
         every, busy = median(wall[name]), median(cpu[name])
-        print(f"{name:<30}{every:>9.1f}{busy:>9.1f}{busy / factor:>12.1f}")
+        share = f"{busy / full_cpu:>17.2f}" if name.startswith("ours, cold") else ""
+        print(f"{name:<36}{every:>9.1f}{busy:>9.1f}{busy / factor:>12.1f}{share}")
+    fresh_full = median([c for _, c in fresh["full"]])
+    for label, runs in fresh.items():
+        every, busy = median([w for w, _ in runs]), median([c for _, c in runs])
+        name = f"ours, new process, {label}"
+        print(
+            f"{name:<36}{every:>9.1f}{busy:>9.1f}{busy / factor:>12.1f}{busy / fresh_full:>17.2f}"
+        )
     if java is not None:
-        print(f"{'Java 0.9, manifests read':<30}{java['medianMs']:>9.1f}   (median of 5)")
-        print(f"{'Java 0.9, its manifest cache':<30}{java['cachedMedianMs']:>9.1f}")
+        print(f"{'Java 0.9, manifests read':<36}{java['medianMs']:>9.1f}   (median of 5)")
+        print(f"{'Java 0.9, its manifest cache':<36}{java['cachedMedianMs']:>9.1f}")
     print(calibration.line())
-    print("(idle-eq: median CPU time over the load factor; Java runs after ours, alone)")
+    print(f"load average at end: {os.getloadavg()[0]:.2f} (2 cores)")
+    print("(idle-eq: median CPU time over the load factor; Java runs after ours, alone;")
+    print(" cpu / cold full: of a new process, to the full plan in a new process; medians of 3)")
     cold = median(wall["ours, cold"])
     print(f"cold: ours is {ratio(cold, median(wall['pypaimon 2.1']))} than pypaimon")
     if java is not None:

@@ -23,16 +23,19 @@ import os
 import struct
 import threading
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
+from itertools import accumulate, compress, repeat
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import zstandard
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
+from paimon_core.format.avro_split import RecordPattern, record_pattern
 from paimon_core.format.float_order import order_key
 from paimon_core.format.paths import (
     MANIFEST_DIR,
@@ -1256,19 +1259,36 @@ def decode_avro(
     spec: AvroRecord,
     keep: Callable[[Any], bool] | None = None,
     filter_field: str = "_PARTITION",
+    verdicts: dict[bytes, bool] | None = None,
+    scope: str = "",
 ) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
 
     ``keep``: when given, records whose top-level ``filter_field`` it rejects are skipped
     before the rest of them is decoded (a plan of a few partitions builds nothing for the
-    others); it is asked once per distinct value. Every record is still checked to parse.
+    others); it is asked once per distinct value, and ``verdicts`` keeps its answers by the
+    field's bytes as written, for the next files of the same plan. Every record is still
+    checked to parse: records are split and their fields found, in C, by the writer
+    schema's ``RecordPattern`` (learnt per ``scope``, a table's manifest directory), and the
+    kept ones decoded.
 
     Raises:
         MetadataFormatError: not a readable Avro file, a corrupt one, or a wrong ``_VERSION``.
     """
     schema_json, body, count = read_avro_container(data)
     if keep is not None:
-        return _decode_filtered(schema_json, body, count, spec, keep, filter_field)
+        return _decode_filtered(schema_json, body, count, spec, keep, filter_field, verdicts, scope)
+    if spec is MANIFEST_SPEC_LAZY and count >= _LAZY_MATCH_RECORDS:
+        file_decoder = _lazy_file_decoder(schema_json)
+        pattern = None
+        if file_decoder is not None:
+            pattern = record_pattern(schema_json, _LAZY_CAPTURES, scope, ascii_strings=True)
+        if pattern is not None and file_decoder is not None:
+
+            def walk(*args: Any) -> int:  # generated when first needed (a few ms)
+                return _decoder(schema_json, spec, None)(*args)
+
+            return _decode_lazy_matched(body, count, pattern, file_decoder, walk, spec)
     decoder = _decoder(schema_json, spec, None)
     # A base manifest list usually extends the previous snapshot's (its manifests plus the
     # new delta ones, same bytes): only the records after a known prefix are decoded.
@@ -1320,16 +1340,314 @@ def _decode_filtered(
     spec: AvroRecord,
     keep: Callable[[Any], bool],
     filter_field: str,
+    verdicts: dict[bytes, bool] | None,
+    scope: str,
 ) -> list:
-    decoder = _decoder(schema_json, spec, filter_field)
+    pattern = record_pattern(schema_json, (((), filter_field, filter_field),), scope)
+    if pattern is not None and not pattern.has_value:
+        pattern = None
     out: list = []
+    seen: dict[Any, bool] = {}
     try:
         with gc_paused():
-            end = decoder(body, 0, count, out, keep, {})
+            if pattern is None:
+                walk = _decoder(schema_json, spec, filter_field)
+                end = walk(body, 0, count, out, keep, seen)
+            else:
+                decode = _kept_decoder(schema_json, spec, scope)
+
+                def walk(*args: Any) -> int:  # generated when first needed (a few ms)
+                    return _decoder(schema_json, spec, filter_field)(*args)
+
+                end = _decode_matched(body, count, pattern, keep, verdicts, seen, walk, decode, out)
     except (LookupError, ValueError, TypeError, struct.error) as err:
         raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
     _check_end(end, body, spec)
     return out
+
+
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_LEARN_ROUNDS = 4
+_LEARN_RECORDS = 32
+
+
+def _decode_matched(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    keep: Callable[[Any], bool],
+    verdicts: dict[bytes, bool] | None,
+    seen: dict[Any, bool],
+    walk: Callable[..., int],
+    decode: Callable[[bytes, int, list], None],
+    out: list,
+) -> int:
+    """``_decode_filtered`` through ``pattern``: the records it matches are split from
+    ``body`` in C with their raw filter field, and only those kept are decoded (their bytes
+    joined); the others are walked (``_split_records``). The end."""
+    if verdicts is None:
+        verdicts = {}
+
+    def matched(found: list[tuple[bytes, ...]], pos: int) -> None:
+        raws = list(map(_SECOND, found))
+        for raw in set(raws).difference(verdicts):
+            value = pattern.value(raw)
+            ok = seen.get(value)
+            if ok is None:
+                ok = seen[value] = bool(keep(value))
+            verdicts[raw] = ok
+        kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
+        if kept:
+            decode(b"".join(kept), len(kept), out)
+
+    return _split_records(
+        body, count, pattern, matched, lambda pos, n: walk(body, pos, n, out, keep, seen)
+    )
+
+
+_LEARN_ROUNDS = 2  # a file
+_LEARN_RECORDS = 16
+_WALKED_MIN = 16
+_WALKED_SHARE = 8
+
+
+def _split_records(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    matched: Callable[[list[tuple[bytes, ...]], int], None],
+    walk: Callable[[int, int], int],
+) -> int:
+    """Hand the runs of the ``count`` records of ``body`` that ``pattern`` matches to
+    ``matched(found, start)``; at a record it does not match, let it learn from the next
+    few (a few times a file), or ``walk(start, n)`` (decode ``n`` records the generated
+    way: the end). When more than one record in ``_WALKED_SHARE`` had to be walked, the
+    pattern does not fit this file: the rest is walked in one call. The end."""
+    pos, end = 0, len(body)
+    rounds = walked = done = 0
+    whole = True
+    while pos < end and count > 0:
+        if walked > _WALKED_MIN and walked * _WALKED_SHARE > done:
+            break
+        found, stop = pattern.run(body, pos, whole)
+        whole = False
+        if found:
+            if len(found) > count:
+                raise ValueError("more records than the blocks say")
+            matched(found, pos)
+            count -= len(found)
+            done += len(found)
+            pos = stop
+            continue
+        if rounds < _LEARN_ROUNDS:
+            rounds += 1
+            if pattern.learn(body, pos, _LEARN_RECORDS):
+                continue
+        pos = walk(pos, 1)
+        count -= 1
+        walked += 1
+        done += 1
+    if count > 0:  # the rest, or more records than the body holds: fails as the walk does
+        pos = walk(pos, count)
+    return pos
+
+
+def _kept_decoder(
+    schema_json: bytes, spec: AvroRecord, scope: str
+) -> Callable[[bytes, int, list], None]:
+    """``decode(records, n, out)``: append the objects of ``n`` whole records; for lazy
+    manifest entries through the pattern of whole lazy reads when it matches them all (its
+    objects built in C, no decoder generated), else by the generated decoder."""
+
+    def generated(records: bytes, n: int, out: list) -> None:
+        if _decoder(schema_json, spec, None)(records, 0, n, out) != len(records):
+            raise ValueError("a record is not what its pattern matched")
+
+    if spec is not MANIFEST_SPEC_LAZY:
+        return generated
+    file_decoder = _lazy_file_decoder(schema_json)
+    if file_decoder is None:
+        return generated
+    pattern = record_pattern(schema_json, _LAZY_CAPTURES, scope, ascii_strings=True)
+    if pattern is None:
+        return generated
+
+    def matched(records: bytes, n: int, out: list) -> None:
+        found, stop = pattern.run(records, 0, True)
+        if stop < len(records) and pattern.learn(records, stop, n):
+            found, stop = pattern.run(records, 0, True)
+        if stop == len(records) and len(found) == n:
+            _lazy_entries(found, records, 0, file_decoder, _heads(), out)
+        else:
+            generated(records, n, out)
+
+    return matched
+
+
+_LAZY_MATCH_RECORDS = 64
+_ENTRY_HEAD = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")
+_LAZY_CAPTURES = (((), "_VERSION", "_TOTAL_BUCKETS"), (("_FILE",), "_FILE_NAME", "_FILE_NAME"))
+_LAZY_FILE_DECODERS: dict[bytes, Callable[..., None] | None] = {}
+_UNKNOWN = object()
+
+
+def _lazy_file_decoder(schema_json: bytes) -> Callable[..., None] | None:
+    """The ``decode_into`` of the lazy files of manifests of this writer schema, when its
+    entries are the five head fields then a ``_FILE`` record that ``MANIFEST_SPEC_LAZY``
+    decodes lazily (every Paimon version from 0.9, and ours); else None."""
+    known = _LAZY_FILE_DECODERS.get(schema_json, _UNKNOWN)
+    if known is not _UNKNOWN:
+        return known  # type: ignore[return-value]
+    found = None
+    try:
+        schema = json.loads(schema_json)
+        names = tuple(f["name"] for f in schema["fields"])
+        types = [f["type"] for f in schema["fields"]]
+        plain = ("int", "int", "bytes", "int", "int")
+        if names == (*_ENTRY_HEAD, "_FILE") and all(
+            t == want or (want == "int" and t == "long") for t, want in zip(types, plain)
+        ):
+            gen = _Codegen()
+            ns = gen.register(schema, "")
+            file_schema = gen.resolve(types[5], ns)
+            if isinstance(file_schema, dict) and file_schema.get("type") == "record":
+                inner = file_schema.get("namespace", ns)
+                fields = {f["name"]: gen.resolve(f["type"], inner) for f in file_schema["fields"]}
+                if fields.get("_FILE_NAME") == "string" and all(
+                    rf.name in fields and not gen._nullable(fields[rf.name], inner)
+                    for rf in _FILE_SPEC.fields
+                    if rf.required
+                ):
+                    found = _DecodeInto(file_schema, dict(gen.named), ns)
+    except (LookupError, TypeError, ValueError, AttributeError, MetadataFormatError):
+        found = None
+    if len(_LAZY_FILE_DECODERS) > 64:
+        _LAZY_FILE_DECODERS.clear()
+    _LAZY_FILE_DECODERS[schema_json] = found
+    return found
+
+
+class _DecodeInto:
+    """``_Codegen.build_into`` of a writer's file record, generated on the first call (the
+    first use of a lazy file): a plan that hands its files on never pays for it."""
+
+    def __init__(self, schema: dict, named: dict[str, Any], ns: str) -> None:
+        self.schema, self.named, self.ns = schema, named, ns
+        self.built: Callable[..., None] | None = None
+
+    def __call__(self, *args: Any) -> None:
+        if self.built is None:
+            gen = _Codegen()
+            gen.named = dict(self.named)
+            self.built = gen.build_into(self.schema, _FILE_SPEC, self.ns)
+        self.built(*args)
+
+
+def _decode_lazy_matched(
+    body: bytes,
+    count: int,
+    pattern: RecordPattern,
+    file_decoder: Callable[..., None],
+    decoder: Callable[..., int],
+    spec: AvroRecord,
+) -> list:
+    """``decode_avro`` of ``MANIFEST_SPEC_LAZY`` through ``pattern``: the records it matches
+    (their strings ASCII, so valid UTF-8: what the lazy walk checks) are split from ``body``
+    in C with their head fields and file name, and their objects built by C loops (``map``),
+    distinct heads decoded once; the others are decoded by ``decoder`` (``_split_records``)."""
+    out: list = []
+    heads = _heads()
+    try:
+        with gc_paused():
+            pos = _split_records(
+                body,
+                count,
+                pattern,
+                lambda found, start: _lazy_entries(found, body, start, file_decoder, heads, out),
+                lambda start, n: decoder(body, start, n, out),
+            )
+    except (LookupError, ValueError, TypeError, struct.error) as err:
+        raise MetadataFormatError(f"Corrupt {spec.what} file: {err!r}") from err
+    _check_end(pos, body, spec)
+    return out
+
+
+def _entry_head(raw: bytes) -> tuple[FileKind, bytes, int, int]:
+    """(kind, partition, bucket, total buckets) of an entry's head fields as written."""
+    version, p = _read_long(raw, 0)
+    if version != MANIFEST_VERSION:
+        _version_error("manifest", MANIFEST_VERSION)(version)
+    kind, p = _read_long(raw, p)
+    size, p = _read_long(raw, p)
+    if size < 0:
+        raise ValueError(f"negative length {size}")
+    partition = raw[p : p + size]
+    bucket, p = _read_long(raw, p + size)
+    total, p = _read_long(raw, p)
+    if p != len(raw):
+        raise ValueError("an entry's head is not what its pattern matched")
+    return _KINDS[kind], partition, bucket, total
+
+
+_HEADS: dict[bytes, tuple[FileKind, bytes, int, int]] = {}
+"""``_entry_head`` of the heads met so far (a pure function of the bytes): a table has
+about as many as (partition, bucket) pairs, met again in each manifest."""
+_HEADS_MAX = 1 << 17
+
+
+def _heads() -> dict[bytes, tuple[FileKind, bytes, int, int]]:
+    global _HEADS
+    if len(_HEADS) > _HEADS_MAX:
+        _HEADS = {}  # not cleared: other threads may be using it
+    return _HEADS
+
+
+_THIRD = itemgetter(2)
+_NEW = object.__new__
+_AFTER_PREFIX = itemgetter(slice(1, None))
+_ENTRY_SLOTS = tuple(
+    getattr(ManifestEntry, f.name).__set__ for f in dataclasses.fields(ManifestEntry)
+)
+_SET_FILE_NAME = DataFileMeta.file_name.__set__  # type: ignore[attr-defined]
+_SET_SOURCE = _SOURCE_SLOT.__set__
+
+
+def _lazy_entries(
+    found: list[tuple[bytes, ...]],
+    body: bytes,
+    pos: int,
+    file_decoder: Callable[..., None],
+    heads: dict[bytes, tuple[FileKind, bytes, int, int]],
+    out: list,
+) -> None:
+    """Append the entries of ``found`` (record, head, raw file name), records from ``pos``
+    in ``body``, with lazy files: one Python step per distinct head, the rest in C."""
+    n = len(found)
+    head_raws = list(map(_SECOND, found))
+    for raw in set(head_raws).difference(heads):
+        heads[raw] = _entry_head(raw)
+    try:
+        decoded = list(map(heads.__getitem__, head_raws))
+    except KeyError:  # emptied meanwhile (forget_reads)
+        decoded = [heads.get(raw) or _entry_head(raw) for raw in head_raws]
+    starts = accumulate(map(len, map(_FIRST, found)), initial=pos)
+    name_raws = list(map(_THIRD, found))
+    if max(map(_FIRST, name_raws)) < 0x80:  # every length in one byte
+        names = list(map(bytes.decode, map(_AFTER_PREFIX, name_raws)))
+    else:
+        names = [raw[_read_long(raw, 0)[1] :].decode() for raw in name_raws]
+    batch = _LazyBatch(body, file_decoder)
+    files = list(map(_NEW, repeat(_LazyDataFileMeta, n)))
+    deque(map(_SET_FILE_NAME, files, names), 0)
+    deque(map(_SET_SOURCE, files, repeat(batch, n)), 0)
+    batch.starts = list(map(add, starts, map(len, head_raws)))
+    batch.files = files
+    entries = list(map(_NEW, repeat(ManifestEntry, n)))
+    for i, set_field in enumerate(_ENTRY_SLOTS[:4]):
+        deque(map(set_field, entries, map(itemgetter(i), decoded)), 0)
+    deque(map(_ENTRY_SLOTS[4], entries, files), 0)
+    out += entries
 
 
 def _stats_spec(what: str) -> AvroRecord:
@@ -1425,12 +1743,18 @@ def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zst
 
 
 def deserialize_manifest(
-    data: bytes, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+    data: bytes,
+    keep: Callable[[bytes], bool] | None = None,
+    *,
+    lazy: bool = False,
+    verdicts: dict[bytes, bool] | None = None,
+    scope: str = "",
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
-    only those of the partitions (serialized rows) it accepts; ``lazy``: files decoded on
-    first use (``MANIFEST_SPEC_LAZY``)."""
-    return decode_avro(data, MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC, keep)
+    only those of the partitions (serialized rows) it accepts (``verdicts``, ``scope``: see
+    ``decode_avro``); ``lazy``: files decoded on first use (``MANIFEST_SPEC_LAZY``)."""
+    spec = MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC
+    return decode_avro(data, spec, keep, verdicts=verdicts, scope=scope)
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
@@ -1630,10 +1954,16 @@ class ManifestFile:
         return f"{self.dir}/{name}"
 
     def read(
-        self, name: str, keep: Callable[[bytes], bool] | None = None, *, lazy: bool = False
+        self,
+        name: str,
+        keep: Callable[[bytes], bool] | None = None,
+        *,
+        lazy: bool = False,
+        verdicts: dict[bytes, bool] | None = None,
     ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
-        (serialized rows) it accepts.
+        (serialized rows) it accepts. ``verdicts``: a dict that the reads of one plan share
+        (``keep``'s answers by the bytes of a partition as written).
 
         A ``keep`` read of a manifest not cached skips the entries of other partitions
         before decoding them. ``lazy`` (plans): the files of entries decoded from the file
@@ -1649,10 +1979,16 @@ class ManifestFile:
                 lazy and version is not None and MANIFEST_CACHE.asked_before(path, version)
             ):
                 return read_avro_file(
-                    self.file_io, path, lambda data: deserialize_manifest(data, keep, lazy=lazy)
+                    self.file_io,
+                    path,
+                    lambda data: deserialize_manifest(
+                        data, keep, lazy=lazy, verdicts=verdicts, scope=self.dir
+                    ),
                 )
             entries = read_avro_file(
-                self.file_io, path, lambda data: deserialize_manifest(data, lazy=lazy)
+                self.file_io,
+                path,
+                lambda data: deserialize_manifest(data, lazy=lazy, scope=self.dir),
             )
             if version is None:
                 return entries

@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 Predicate = tuple[str, str, Any]
-OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null", "in"})
-"""``in``'s literal is a sequence of values (SQL ``IN``: a null among them matches nothing)."""
-_INDEX_OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "is_null", "is_not_null", "in"})
+OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"})
+"""``in`` takes a collection of literals (SQL's ``IN (...)``: a null among them matches
+nothing, as Spark's three-valued ``IN`` in a filter)."""
 _PARALLEL_INDEX_READS = 16
 
 
@@ -156,10 +156,12 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
         return value is None
     if op == "is_not_null":
         return value is not None
-    if op == "in":
-        return any(value_matches("=", v, value) for v in literal)
     if value is None or literal is None:
         return False
+    if op == "in":
+        if isinstance(literal, InLiterals):
+            return literal.holds(value)
+        return any(value_matches("=", one, value) for one in literal)
     literal = _coerce(literal, value)
     if isinstance(value, float) and isinstance(literal, (int, float)):
         return _compare(op, _spark_order(value), _spark_order(float(literal)))
@@ -179,6 +181,33 @@ def value_matches(op: str, literal: Any, value: Any) -> bool:
         return op == "!="
 
 
+class InLiterals(tuple):
+    """An ``in`` predicate's literals that answer membership with a set of them converted
+    to the type of the values asked about (a plan asks for every partition of a table), where
+    a set gives ``=``'s answer: not for FLOAT/DOUBLE (NaN and -0.0 compare as in Spark)."""
+
+    _sets: dict[type, frozenset | None]
+
+    def holds(self, value: Any) -> bool:
+        sets = self.__dict__.setdefault("_sets", {})
+        kind = type(value)
+        if kind not in sets:
+            literals = [_coerce(one, value) for one in self if one is not None]
+            sets[kind] = None
+            if not isinstance(value, float) and all(type(v) is kind for v in literals):
+                try:
+                    sets[kind] = frozenset(literals)
+                except TypeError:
+                    pass
+        accepted = sets[kind]
+        if accepted is not None:
+            try:
+                return value in accepted
+            except TypeError:
+                pass
+        return any(value_matches("=", one, value) for one in self)
+
+
 def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
     """False only when ``stats`` prove that no row satisfies the predicate.
 
@@ -193,7 +222,9 @@ def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -
     if op == "is_not_null":
         return stats.null_count is None or stats.null_count < row_count
     if op == "in":
-        return any(stats_may_match("=", v, stats, row_count) for v in literal if v is not None)
+        return literal is None or any(
+            stats_may_match("=", one, stats, row_count) for one in literal if one is not None
+        )
     low, high = stats.min, stats.max
     if literal is None or low is None or high is None:
         return True
@@ -232,8 +263,12 @@ def validate_predicate(predicate: Iterable[Predicate], column_names: Collection[
             )
         if column not in column_names:
             raise InvalidArgument(f"Predicate column '{column}' is not a column of the table")
-        if op == "in" and not isinstance(literal, (list, tuple, set, frozenset)):
-            raise InvalidArgument(f"The literal of '{column} in' must be a list of values")
+        if op == "in" and (
+            isinstance(literal, (str, bytes)) or not isinstance(literal, Collection)
+        ):
+            raise InvalidArgument(
+                f"Predicate '{column} in' needs a list of literals, not {literal!r}"
+            )
 
 
 class _StatsLayout:
@@ -316,7 +351,8 @@ class TableScan:
         read = self.table.manifest_file.read
         deletes = any(m.num_deleted_files for m in metas)
         lazy = lazy_files and not deletes
-        chunks = [read(m.file_name, keep, lazy=lazy) for m in metas]
+        verdicts: dict[bytes, bool] = {}
+        chunks = [read(m.file_name, keep, lazy=lazy, verdicts=verdicts) for m in metas]
         add = FileKind.ADD
         if deletes:
             folded: dict[tuple, ManifestEntry] = {}
@@ -379,7 +415,7 @@ class TableScan:
             preds.append((index[name], "is_null" if value is None else "=", value))
         for column, op, literal in predicate or ():
             if column in index:
-                preds.append((index[column], op, literal))
+                preds.append((index[column], op, InLiterals(literal) if op == "in" else literal))
         return preds
 
     def _manifest_may_match(
@@ -506,7 +542,7 @@ class TableScan:
         options = self.table.options
         if not file_index_read_enabled(options):
             return None
-        preds = [p for p in predicate if p[1] in _INDEX_OPERATORS]
+        preds = [p for p in predicate if p[1] in OPERATORS]
         if not preds:
             return None
         schema = self.table.schema

@@ -6,8 +6,9 @@ parsed statement, conservatively: a column is needed when its name appears anywh
 statement as an identifier or a string (``IDENTIFIER('c')``), and every column is needed
 when anything can reach columns without naming them (``*`` other than ``count(*)``,
 ``NATURAL JOIN``, text sqlglot did not parse). Filters are only the top-level ``AND``ed
-comparisons of a column with a literal (``IN`` a list of literals too) in the ``WHERE`` of
-a ``SELECT`` whose only source is the table; they prune partitions and files, and Spark still applies the ``WHERE``.
+comparisons of a column with a literal in the ``WHERE`` of a ``SELECT`` whose only source
+is the table (and ``IN`` lists of literals); they prune partitions and files, and Spark still
+applies the ``WHERE``.
 """
 
 from __future__ import annotations
@@ -187,11 +188,10 @@ def _predicates(node: exp.Expr, by_name: dict[str, DataField], alias: str) -> li
         return [(field.name, ">=", low), (field.name, "<=", high)]
     if isinstance(node, exp.In):
         field = _column(node.this, by_name, alias)
-        items = node.expressions
-        if field is None or not items or node.args.get("query") or node.args.get("unnest"):
+        if field is None or any(node.args.get(k) for k in ("query", "unnest", "field")):
             return []
-        values = [_literal(item, field) for item in items]
-        if any(v is None for v in values):
+        values = [_literal(e, field) for e in node.expressions]
+        if not values or any(v is None for v in values):
             return []
         return [(field.name, "in", tuple(values))]
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):

@@ -310,6 +310,8 @@ def test_partition_pruning_matches_nan_and_signed_zero_partitions(warehouse: str
     assert partitions("!=", 1.0) == ["-0.0", "nan"]
     assert partitions("=", 0.0) == ["-0.0"]  # Spark: -0.0 = 0.0
     assert partitions(">", NAN) == []
+    assert partitions("in", (0.0, NAN)) == ["-0.0", "nan"]
+    assert partitions("in", (1, None)) == ["1.0"]
 
 
 def test_float_bounds_prove_only_what_a_nan_cannot_break() -> None:

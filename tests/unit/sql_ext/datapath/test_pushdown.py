@@ -66,6 +66,10 @@ def test_partition_predicate_needs_every_conjunct_on_partition_columns() -> None
     assert predicate("p = 1 OR p = 2") is None
     assert predicate("p + 1 = 2") is None
     assert predicate("p IN (SELECT 1)") is None
+    assert predicate("x.p IN (3, -1) AND p > 0") == [("p", "in", (3, -1)), ("p", ">", 0)]
+    assert predicate("p IN (1, NULL)") is None  # not pruned: left to Spark
+    assert predicate("p NOT IN (1)") is None
+    assert predicate("p IN ('1')") is None
     assert predicate("p = '1'") is None  # Spark casts: left to Spark
     assert predicate("p IN (1, 2)") == [("p", "in", (1, 2))]
     assert predicate("p IN (1, NULL)") is None
@@ -121,6 +125,7 @@ def test_count_star_of_an_append_table_comes_from_the_manifests(
     assert _count(session, "SELECT count(*) FROM t WHERE p IS NULL") == 1
     assert _count(session, "SELECT count(*) FROM t WHERE p != 1") == 3  # NULL != 1 is not true
     assert _count(session, "SELECT count(*) FROM t WHERE p BETWEEN 2 AND 3") == 3
+    assert _count(session, "SELECT count(*) FROM t WHERE p IN (1, 3, 9)") == 3
     assert len(plans) == 1
     assert _count(session, "SELECT count(*) FROM t WHERE id > 2") == 4  # a data column: read
     assert len(plans) == 2

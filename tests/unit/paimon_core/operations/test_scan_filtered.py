@@ -1,0 +1,203 @@
+"""Partition-filtered plans are the full plan filtered: whatever the predicate (equality, IN,
+ranges, nulls, several partition columns), the manifests' writer (ours, Java 0.9), and
+whether the manifests come from the cache, are read for some partitions only, or decoded
+whole on a second partial read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.format import avro_split
+from paimon_core.format.manifest import MANIFEST_CACHE
+from paimon_core.table import FileStoreTable
+
+A_VALUES = [None, -3, 0, 1, 2, 7, 100_000]
+B_VALUES = [None, "", "x", "yy", "a-longer-partition-value", "Ünïcode ☃ value"]
+SCHEMA = pa.schema([("k", pa.int64()), ("a", pa.int32()), ("b", pa.string())])
+
+
+def _ours(root: Path) -> FileStoreTable:
+    """Six commits over every (a, b) partition, then an overwrite of some (DELETE entries)."""
+    catalog = FileSystemCatalog(str(root))
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.ours", SCHEMA, partition_keys=["a", "b"])
+    pairs = [(a, b) for a in A_VALUES for b in B_VALUES]
+    for commit in range(6):
+        chosen = pairs[commit % 3 :: 1 + commit % 2]
+        table.write_arrow(
+            pa.table(
+                {
+                    "k": list(range(len(chosen))),
+                    "a": [a for a, _ in chosen],
+                    "b": [b for _, b in chosen],
+                },
+                schema=SCHEMA,
+            )
+        )
+    table.write_arrow(
+        pa.table({"k": [9, 9], "a": [1, None], "b": ["x", None]}, schema=SCHEMA), overwrite=True
+    )
+    return table
+
+
+def _javas(root: Path, oracle: Callable[..., Any]) -> FileStoreTable:
+    """Java 0.9's manifests (its own Avro shape): three commits."""
+    warehouse = str(root)
+    oracle(
+        "create-table",
+        warehouse,
+        "db.java",
+        "--schema",
+        "k BIGINT, a INT, b STRING",
+        "--partition",
+        "a,b",
+    )
+    pairs = [(a, b) for a in A_VALUES for b in B_VALUES]
+    for commit in range(3):
+        rows = [
+            {"k": i, "a": a, "b": b}
+            for i, (a, b) in enumerate(pairs[commit::2])
+            if b != "Ünïcode ☃ value"  # the oracle's JSON in argv: plain ASCII only
+        ]
+        oracle("write", warehouse, "db.java", "--json-rows", json.dumps(rows))
+    return FileSystemCatalog(warehouse).get_table("db.java")
+
+
+@pytest.fixture(scope="module")
+def tables(
+    tmp_path_factory: pytest.TempPathFactory, oracle: Callable[..., Any]
+) -> dict[str, FileStoreTable]:
+    root = tmp_path_factory.mktemp("filtered")
+    return {"ours": _ours(root), "java": _javas(root, oracle)}
+
+
+def _sql_matches(op: str, literal: Any, value: Any) -> bool:
+    """SQL's WHERE semantics, independently of the scan's own evaluation."""
+    if op == "is_null":
+        return value is None
+    if op == "is_not_null":
+        return value is not None
+    if value is None:
+        return False
+    if op == "in":
+        return any(one is not None and value == one for one in literal)
+    return {
+        "=": value == literal,
+        "!=": value != literal,
+        "<": value < literal,
+        "<=": value <= literal,
+        ">": value > literal,
+        ">=": value >= literal,
+    }[op]
+
+
+def _files(table: FileStoreTable, **kwargs: Any) -> set[tuple]:
+    return {
+        (s.partition_values, s.bucket, f.file_name)
+        for s in table.new_scan().plan(**kwargs)
+        for f in s.files
+    }
+
+
+def _check(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
+    MANIFEST_CACHE.clear()
+    everything = _files(table)
+    index = {"a": 0, "b": 1}
+    expected = {
+        f
+        for f in everything
+        if all(_sql_matches(op, lit, f[0][index[c]]) for c, op, lit in predicate)
+    }
+    MANIFEST_CACHE.clear()
+    assert _files(table, predicate=predicate) == expected  # manifests read for some partitions
+    assert _files(table, predicate=predicate) == expected  # read again: decoded whole, cached
+    assert _files(table, predicate=predicate) == expected  # from the cache
+
+
+def _literal(column: str) -> st.SearchStrategy[Any]:
+    values = A_VALUES if column == "a" else B_VALUES
+    known = st.sampled_from([v for v in values if v is not None])
+    other = st.integers(-5, 10) if column == "a" else st.text(max_size=4)
+    return known | other
+
+
+@st.composite
+def _conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
+    column = draw(st.sampled_from(["a", "b"]))
+    op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]))
+    if op in ("is_null", "is_not_null"):
+        return (column, op, None)
+    if op == "in":
+        items = st.lists(_literal(column) | st.none(), min_size=1, max_size=4)
+        return (column, op, tuple(draw(items)))
+    return (column, op, draw(_literal(column)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_conjunct(), min_size=1, max_size=3), st.sampled_from(["ours", "java"]), st.booleans()
+)
+def test_a_filtered_plan_is_the_full_plan_filtered(
+    tables: dict[str, FileStoreTable],
+    predicate: list[tuple[str, str, Any]],
+    which: str,
+    forget_patterns: bool,
+) -> None:
+    if forget_patterns:
+        avro_split._PATTERNS.clear()
+    _check(tables[which], predicate)
+
+
+@pytest.mark.parametrize("which", ["ours", "java"])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        [("a", "=", 7)],
+        [("a", "=", 7), ("b", "=", "yy")],
+        [("a", "in", (0, 2, 55)), ("b", "in", ("x", "a-longer-partition-value"))],
+        [("a", "is_null", None)],
+        [("a", "is_null", None), ("b", "is_null", None)],
+        [("b", "is_not_null", None), ("a", "<", 1)],
+        [("a", ">=", 1), ("a", "<=", 7)],
+        [("b", ">", "x")],
+        [("a", "in", ())],
+        [("a", "in", (None,))],
+    ],
+)
+def test_partition_predicates(
+    tables: dict[str, FileStoreTable], which: str, predicate: list[tuple[str, str, Any]]
+) -> None:
+    _check(tables[which], predicate)
+
+
+def test_partition_filter_with_a_null_value_selects_the_null_partition(
+    tables: dict[str, FileStoreTable],
+) -> None:
+    table = tables["ours"]
+    MANIFEST_CACHE.clear()
+    planned = table.new_scan().plan(partition_filter={"a": None, "b": "x"})
+    assert {s.partition_values for s in planned} == {(None, "x")}
+    MANIFEST_CACHE.clear()
+    assert {(s.partition_values, f.file_name) for s in planned for f in s.files} == {
+        (s.partition_values, f.file_name)
+        for s in table.new_scan().plan()
+        for f in s.files
+        if s.partition_values == (None, "x")
+    }
+
+
+def test_in_needs_a_list_of_literals(tables: dict[str, FileStoreTable]) -> None:
+    with pytest.raises(InvalidArgument, match="list of literals"):
+        tables["ours"].new_scan().plan(predicate=[("b", "in", "xy")])
+    with pytest.raises(InvalidArgument, match="list of literals"):
+        tables["ours"].new_scan().plan(predicate=[("a", "in", 3)])
