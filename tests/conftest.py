@@ -74,6 +74,24 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.stop()
 
 
+def _temp_views(spark: Any) -> set[str]:
+    return {v.name for v in spark.catalog.listTables("default") if v.isTemporary}
+
+
+@pytest.fixture(autouse=True)
+def _temp_views_stay_in_their_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Drops the temp views a test registered in the shared SparkSession: a view named like
+    a table (``src``) would otherwise shadow the next test's table of that name."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    spark = request.getfixturevalue("spark")
+    before = _temp_views(spark)
+    yield
+    for name in _temp_views(spark) - before:
+        spark.catalog.dropTempView(name)
+
+
 @dataclass(frozen=True)
 class S3Request:
     """One request the S3 server received, as its client addressed and signed it."""
