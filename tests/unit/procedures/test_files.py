@@ -432,3 +432,42 @@ def test_copy_refusals_change_nothing(warehouse: str) -> None:
         assert needle in str(err.value) and "\n" not in str(err.value)
     assert _files(warehouse) == before
     assert not os.path.exists(os.path.join(warehouse, "db3.db"))
+
+
+def _index_bytes(table: Any, day: str, meta: Any) -> bytes:
+    (name,) = [x for x in meta.extra_files if x.endswith(".index")]
+    with open(os.path.join(table.path, f"dt={day}", "bucket-0", name), "rb") as f:
+        return f.read()
+
+
+def test_copy_takes_each_files_index_file_along(warehouse: str) -> None:
+    """A data file's external file index (``<data file>.index`` in its extra files) is
+    copied beside the copied data file under the copy's name and referenced by it, so the
+    target prunes by the same index the source does; nothing of the source is touched."""
+    catalog = new_catalog(warehouse)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    source = new_table(catalog, commits=3, options=options)
+    source_metas = _metas(source)
+    assert all(m.extra_files == (f"{n}.index",) for n, m in source_metas.items())
+    before = _files(source.path)
+
+    assert call(catalog, "copy", "db.t", "db.c").rows == [(True,)]
+    target = catalog.get_table("db.c")
+    assert _files(source.path) == before
+    entries = target.new_scan().read_entries(target.latest_snapshot())
+    assert len(entries) == len(source_metas) == 3
+    copied = []
+    for e in entries:
+        day = target.new_scan().partition_values(e.partition)[0]
+        assert e.file.extra_files == (f"{e.file.file_name}.index",)
+        copied.append((day, _index_bytes(target, day, e.file)))
+    originals = [
+        (day, _index_bytes(source, day, m))
+        for e in source.new_scan().read_entries(source.latest_snapshot())
+        for day, m in [(source.new_scan().partition_values(e.partition)[0], e.file)]
+    ]
+    assert sorted(copied) == sorted(originals) and len(set(originals)) == 3
+    pruned = target.new_scan().plan(predicate=[("id", "=", 101)])
+    assert sum(len(s.files) for s in pruned) == 1  # the index proves the others lack 101
+    assert sorted(target.new_read().to_arrow(pruned).column("id").to_pylist()) == [1, 101]
+    assert sorted(target.to_arrow().column("id").to_pylist()) == [0, 1, 2, 100, 101, 102]
