@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import os
+import pickle
 import shutil
 import time
 from typing import Any
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import CommitConflict
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
 from paimon_core.format.file_index import read_index_metas, write_container
@@ -348,6 +350,48 @@ def test_rewrite_file_index_refuses_bad_where_and_unknown_types(warehouse: str) 
             call(catalog, "rewrite_file_index", table="db.t", **args)
         assert needle in str(err.value) and "\n" not in str(err.value)
     assert _files(table.path) == before
+
+
+def test_rewrite_file_index_runs_picklable_bucket_tasks_and_commits_once(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner gets one task per bucket and a function that survive pickling (what Spark
+    ships to executors); the driver commits their results once. When that commit fails,
+    the index files the tasks created are deleted and the table is unchanged."""
+    from paimon_core.operations import file_index
+    from paimon_core.operations.commit import FileStoreCommit
+
+    catalog = new_catalog(warehouse)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    new_table(catalog, commits=3)
+    alter(catalog.get_table("db.t"), options)
+    table = catalog.get_table("db.t")
+    seen: list[list[Any]] = []
+
+    def pickling_runner(func: Any, tasks: Any) -> list[Any]:
+        seen.append(list(tasks))
+        shipped = pickle.loads(pickle.dumps((func, list(tasks))))
+        return [pickle.loads(pickle.dumps(shipped[0](t))) for t in shipped[1]]
+
+    before = _files(table.path)
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise CommitConflict("lost a race")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(FileStoreCommit, "commit", refuse)
+        with pytest.raises(CommitConflict):
+            file_index.rewrite_file_index(table, runner=pickling_runner)
+    assert _files(table.path) == before  # the tasks' index files were deleted
+    assert [len(t.files) for t in seen[0]] == [2, 1]  # dt=2024-01-01 has two files
+
+    result = file_index.rewrite_file_index(table, runner=pickling_runner)
+    assert result == file_index.FileIndexRewrite(2, 3)
+    assert snapshot_ids(table) == [1, 2, 3, 4]
+    metas = _metas(table)
+    assert all(m.extra_files == (f"{n}.index",) for n, m in metas.items())
+    new_indexes = {f for f in set(_files(table.path)) - set(before) if f.endswith(".index")}
+    assert sorted(os.path.basename(f) for f in new_indexes) == sorted(f"{n}.index" for n in metas)
 
 
 # ------------------------------------------------------------------------------- copy
