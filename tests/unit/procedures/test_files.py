@@ -394,6 +394,35 @@ def test_rewrite_file_index_runs_picklable_bucket_tasks_and_commits_once(
     assert sorted(os.path.basename(f) for f in new_indexes) == sorted(f"{n}.index" for n in metas)
 
 
+def test_a_failing_rewrite_task_deletes_the_index_files_it_wrote(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task whose second file fails (an unreadable data file) deletes the index file it
+    wrote for the first; nothing is committed."""
+    from paimon_core.operations import file_index
+
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=3)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    alter(catalog.get_table("db.t"), options)
+    table = catalog.get_table("db.t")
+    before = _files(table.path)
+    real = file_index.FileIndexProcessor._read_columns
+    reads: list[str] = []
+
+    def second_fails(self: Any, path: str, info: Any) -> Any:
+        reads.append(path)
+        if len(reads) == 2:
+            raise OSError(f"cannot read {path}")
+        return real(self, path, info)
+
+    monkeypatch.setattr(file_index.FileIndexProcessor, "_read_columns", second_fails)
+    with pytest.raises(OSError, match="cannot read"):
+        file_index.rewrite_file_index(table)
+    assert len(reads) == 2 and "dt=2024-01-01" in reads[0]  # the first task's two files
+    assert _files(table.path) == before and snapshot_ids(table) == [1, 2, 3]
+
+
 # ------------------------------------------------------------------------------- copy
 
 
