@@ -17,7 +17,9 @@ database, which its Spark procedure does not accept; neither does this.
 of the partitions ``where`` selects gets the indexes the table's ``file-index.*`` options
 declare, built from its rows (embedded in the manifest when small, else a new ``.index``
 file), in one COMPACT snapshot of the files whose meta changed; without declared indexes
-their indexes are dropped. Old index files are left to orphan cleanup, as in Paimon.
+their indexes are dropped. Old index files are left to orphan cleanup, as in Paimon. Each
+bucket is a task run where the ``CallContext`` says (Spark executors under
+``PaimonSession``: the data files are read there), and the driver commits once.
 
 ``copy(source_table, target_table, where)`` (Paimon's ``CopyFilesProcedure``) creates the
 target table in this catalog when it does not exist (the source's latest columns, keys,
@@ -78,7 +80,10 @@ def _rewrite_file_index(ctx: CallContext, args: dict[str, Any]) -> ProcedureResu
     where = args["where"]
     predicate = None if where is None or not where.strip() else parse_where(ctx, where)
     table = ctx.table(args["table"])
-    result = rewrite_file_index(table, predicate)
+    kwargs: dict[str, Any] = {}
+    if ctx.run_tasks is not None:  # Spark tasks read the files; the driver commits
+        kwargs["runner"] = ctx.run_tasks
+    result = rewrite_file_index(table, predicate, **kwargs)
     return ProcedureResult(FILE_INDEX_OUTPUT, [(result.written_partitions, result.written_indexes)])
 
 

@@ -16,8 +16,10 @@ Where Paimon would publish broken metadata this keeps the data readable instead:
   ``file.format``, whatever format the bytes are in);
 * deletion vectors are re-pointed at the copied files' new names (Paimon keeps the source
   names, so the deleted rows of the copy come back);
-* ``.index`` extra files (file indexes) are not copied and not referenced (Paimon keeps
-  referencing the source's names, which the target does not have);
+* a data file's ``.index`` extra file (its external file index) is copied beside the
+  copied data file as ``<new name>.index`` and referenced under that name (Paimon keeps
+  referencing the source's name, which the target does not have, so its reads would fail
+  or lose the index); the copy prunes by the same index bytes as the source;
 * a file written under an older schema with other columns is refused (Paimon would label
   it with the target's schema and read its renamed or retyped columns as missing).
 
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.data_file_index import index_path_of
 from paimon_core.format.manifest import FileKind, IndexManifestEntry
 from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name
 from paimon_core.operations.dynamic_bucket import index_file_path
@@ -126,14 +129,22 @@ def copy_files(
             new_path = external or data_file_path(target, values, e.bucket, name)
             _copy_bytes(source.file_io, old_path, target.file_io, new_path)
             copied.append((target.file_io, new_path))
+            extras = []
+            for extra in e.file.extra_files:
+                if extra.endswith(INDEX_PATH_SUFFIX):
+                    # The index lives beside its data file (FileIndexProcessor's rule).
+                    old_index = f"{old_path.rsplit('/', 1)[0]}/{extra}"
+                    new_index = index_path_of(new_path)
+                    _copy_bytes(source.file_io, old_index, target.file_io, new_index)
+                    copied.append((target.file_io, new_index))
+                    extra = new_index.rsplit("/", 1)[1]
+                extras.append(extra)
             meta = replace(
                 e.file,
                 file_name=name,
                 schema_id=target.schema.schema_id,
                 external_path=external,
-                extra_files=tuple(
-                    x for x in e.file.extra_files if not x.endswith(INDEX_PATH_SUFFIX)
-                ),
+                extra_files=tuple(extras),
             )
             files.setdefault((e.partition, e.bucket), []).append(meta)
             totals[e.partition, e.bucket] = e.total_buckets

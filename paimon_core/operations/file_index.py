@@ -11,13 +11,17 @@ index. Files whose meta comes out unchanged are left alone; the old index files 
 the snapshots that still name them, and go with orphan cleanup (Paimon's expiry never
 deletes them: the data file itself lives on).
 
+The driver only plans (one task per bucket, from the manifests) and commits; reading the
+files and writing the new index files is the tasks' work (Spark tasks under
+``PaimonSession``), as Paimon-Spark runs ``FileIndexProcessor`` in a Spark job.
+
 Follows Paimon master's ``FileIndexProcessor`` (#9085), which fixes 2.0.0 keeping a stale
 embedded index beside a new index file, or a stale index file beside a new embedded index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -41,7 +45,7 @@ from paimon_core.format.file_index import (
     java_hash_order,
     write_container,
 )
-from paimon_core.format.manifest import DataFileMeta, ManifestEntry
+from paimon_core.format.manifest import DataFileMeta, FileKind, ManifestEntry
 from paimon_core.format.schema import TableSchema
 from paimon_core.format.types import to_arrow_type
 from paimon_core.operations.read import data_file_path
@@ -50,7 +54,15 @@ from paimon_core.operations.scan import Predicate, TableScan
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
-__all__ = ["INDEX_PATH_SUFFIX", "FileIndexRewrite", "index_columns_options", "rewrite_file_index"]
+__all__ = [
+    "INDEX_PATH_SUFFIX",
+    "BucketIndexRewrite",
+    "FileIndexRewrite",
+    "FileIndexTask",
+    "index_columns_options",
+    "plan_file_index_rewrite",
+    "rewrite_file_index",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +208,82 @@ class FileIndexProcessor:
         return pa.table({f.name: raw.column(f.name).cast(to_arrow_type(f.type)) for f in fields})
 
 
-def rewrite_file_index(
+@dataclass(frozen=True, slots=True)
+class FileIndexTask:
+    """One bucket's live files whose indexes to rewrite (picklable: a Spark task's input)."""
+
+    partition: bytes
+    partition_values: tuple
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FileIndexTaskResult:
+    """What a task hands the driver: the bucket's changed metas (None: none changed) and
+    the index files it created, which the driver deletes when the commit fails."""
+
+    message: CommitMessage | None
+    written: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BucketIndexRewrite:
+    """A picklable ``task -> result`` function (what a Spark task runs): every file of the
+    bucket through ``FileIndexProcessor``. A task that fails deletes what it wrote."""
+
+    table: FileStoreTable
+
+    def __call__(self, task: FileIndexTask) -> FileIndexTaskResult:
+        processor = FileIndexProcessor(self.table)
+        before: list[DataFileMeta] = []
+        after: list[DataFileMeta] = []
+        try:
+            for f in task.files:
+                entry = ManifestEntry(
+                    FileKind.ADD, task.partition, task.bucket, task.total_buckets, f
+                )
+                rewritten = processor.process(entry, task.partition_values)
+                if rewritten != f:
+                    before.append(f)
+                    after.append(rewritten)
+        except BaseException:
+            for path in processor.written:
+                self.table.file_io.delete(path)
+            raise
+        message = None
+        if after:
+            message = CommitMessage(
+                task.partition,
+                task.bucket,
+                task.total_buckets,
+                compact_before=tuple(before),
+                compact_after=tuple(after),
+            )
+        return FileIndexTaskResult(message, tuple(processor.written))
+
+
+Runner = Callable[
+    [Callable[[FileIndexTask], FileIndexTaskResult], Sequence[FileIndexTask]],
+    list[FileIndexTaskResult],
+]
+
+
+def _local_runner(
+    func: Callable[[FileIndexTask], FileIndexTaskResult], tasks: Sequence[FileIndexTask]
+) -> list[FileIndexTaskResult]:
+    return [func(t) for t in tasks]
+
+
+def plan_file_index_rewrite(
     table: FileStoreTable, predicate: Sequence[Predicate] | None = None
-) -> FileIndexRewrite:
-    """Rewrite the file indexes of the live files in the partitions ``predicate`` selects.
+) -> list[FileIndexTask]:
+    """One task per bucket of the latest snapshot in the partitions ``predicate`` selects
+    (metadata only: the driver reads manifests, never data files).
 
     Raises:
         InvalidArgument: the predicate names a non-partition column.
-        UnsupportedFeature: an index type this implementation cannot build.
     """
     keys = list(table.schema.partition_keys)
     for column, _, _ in predicate or ():
@@ -213,29 +293,53 @@ def rewrite_file_index(
             )
     snapshot = table.snapshot_manager.latest_snapshot()
     if snapshot is None:
-        return FileIndexRewrite(0, 0)
+        return []
     scan = TableScan(table)
-    entries = scan.read_entries(snapshot, predicate=list(predicate or ()))
-    processor = FileIndexProcessor(table)
-    messages = []
+    buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+    for e in scan.read_entries(snapshot, predicate=list(predicate or ())):
+        buckets.setdefault((e.partition, e.bucket), []).append(e)
+    return [
+        FileIndexTask(
+            partition,
+            tuple(scan.partition_values(partition)),
+            bucket,
+            entries[0].total_buckets,
+            tuple(e.file for e in entries),
+        )
+        for (partition, bucket), entries in sorted(buckets.items())
+    ]
+
+
+def rewrite_file_index(
+    table: FileStoreTable,
+    predicate: Sequence[Predicate] | None = None,
+    *,
+    runner: Runner = _local_runner,
+) -> FileIndexRewrite:
+    """Rewrite the file indexes of the live files in the partitions ``predicate`` selects:
+    the driver plans one task per bucket, ``runner`` runs them (in process, or as Spark
+    tasks: the files are read and the index files written there), and the driver commits
+    the changed metas once (one COMPACT snapshot). A failing commit deletes the index files
+    the tasks created; a failing task deletes its own (a task Spark lost after it wrote
+    leaves files no snapshot names, for ``remove_orphan_files``).
+
+    Raises:
+        InvalidArgument: the predicate names a non-partition column.
+        UnsupportedFeature: an index type this implementation cannot build.
+    """
+    tasks = plan_file_index_rewrite(table, predicate)
+    if not tasks:
+        return FileIndexRewrite(0, 0)
+    results = runner(BucketIndexRewrite(table), tasks)
+    messages = [r.message for r in results if r.message is not None]
     try:
-        for e in entries:
-            after = processor.process(e, scan.partition_values(e.partition))
-            if after == e.file:
-                continue
-            messages.append(
-                CommitMessage(
-                    e.partition,
-                    e.bucket,
-                    e.total_buckets,
-                    compact_before=(e.file,),
-                    compact_after=(after,),
-                )
-            )
         if messages:
             table.new_commit().commit(messages)
     except BaseException:
-        for path in processor.written:
-            table.file_io.delete(path)
+        for r in results:
+            for path in r.written:
+                table.file_io.delete(path)
         raise
-    return FileIndexRewrite(len({m.partition for m in messages}), len(messages))
+    return FileIndexRewrite(
+        len({m.partition for m in messages}), sum(len(m.compact_after) for m in messages)
+    )

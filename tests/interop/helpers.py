@@ -1,10 +1,20 @@
-"""Row comparison helpers shared by the interoperability tests."""
+"""Helpers shared by the interoperability tests: row comparison, pypaimon reads and writes,
+and small Java programs (``tests/interop/java/*.java``) compiled at test time against the
+paimon-oracle's Paimon 0.9 jars and run."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
+JAVA_SOURCES = Path(__file__).resolve().parent / "java"
 
 
 def rows(table: pa.Table, columns: list[str] | None = None) -> list[tuple[Any, ...]]:
@@ -93,3 +103,49 @@ def pypaimon_evolved_table(warehouse: str, identifier: str) -> None:
         catalog.alter_table(identifier, [change], False)
     latest = pa.table({"k": [2], "a2": ["x"], "c": ["c2"]}, schema=EVOLVED_LATEST)
     pypaimon_write(warehouse, identifier, latest)
+
+
+def _oracle_classpath() -> list[str]:
+    """The jars the paimon-oracle runs Paimon 0.9 with: slf4j and Hadoop's client from
+    pyspark's ``jars/``, then the Paimon bridge jar from the oracle's cache (run the oracle
+    once first: it fetches the jar)."""
+    cache = Path(os.environ.get("PAIMON_ORACLE_CACHE", Path.home() / ".cache" / "paimon-oracle"))
+    spec = importlib.util.find_spec("pyspark")
+    assert spec is not None and spec.origin is not None
+    jars = Path(spec.origin).parent / "jars"
+    classpath = [
+        str(next(jars.glob(f"{name}-[0-9]*.jar")))
+        for name in ("slf4j-api", "hadoop-client-api", "hadoop-client-runtime")
+    ]
+    classpath.append(str(cache / "paimon-python-java-bridge-0.9.0.jar"))
+    return classpath
+
+
+def run_java(build_dir: Path, program: str, args: Sequence[str]) -> list[Any]:
+    """Compile ``tests/interop/java/<program>.java`` into ``build_dir`` (once per directory)
+    and run its ``main`` with ``args`` in one JVM on the oracle's jars; returns the JSON
+    objects of the stdout lines that start with ``{`` (Paimon's own logging is dropped).
+
+    Raises:
+        RuntimeError: the program exited non-zero (its stderr in the message).
+    """
+    classpath = _oracle_classpath()
+    classes = build_dir / "classes"
+    if not (classes / f"{program}.class").exists():
+        classes.mkdir(parents=True, exist_ok=True)
+        source = JAVA_SOURCES / f"{program}.java"
+        subprocess.run(
+            ["javac", "-nowarn", "-d", str(classes), "-cp", ":".join(classpath), str(source)],
+            check=True,
+            capture_output=True,
+        )
+    proc = subprocess.run(
+        ["java", "-Xlog:disable", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+         "-cp", ":".join([*classpath, str(classes)]), program, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    if proc.returncode:
+        raise RuntimeError(f"Java's {program} failed: {proc.stderr}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]

@@ -1,6 +1,6 @@
 // Filtered reads through Paimon's Java API: for each "column=value" argument one line
 // {"files": <data files the plan keeps>, "keys": [<first column of every row read>]}.
-// Compiled and run by tests/unit/paimon_core/format/index_twins.py against the
+// Compiled and run by tests/interop/helpers.py (run_java) against the
 // paimon-oracle's Paimon jars.
 import java.util.ArrayList;
 import java.util.List;

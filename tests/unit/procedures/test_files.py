@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import os
+import pickle
 import shutil
 import time
 from typing import Any
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import CommitConflict
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.consumer import Consumer, ConsumerManager
 from paimon_core.format.file_index import read_index_metas, write_container
@@ -350,6 +352,77 @@ def test_rewrite_file_index_refuses_bad_where_and_unknown_types(warehouse: str) 
     assert _files(table.path) == before
 
 
+def test_rewrite_file_index_runs_picklable_bucket_tasks_and_commits_once(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner gets one task per bucket and a function that survive pickling (what Spark
+    ships to executors); the driver commits their results once. When that commit fails,
+    the index files the tasks created are deleted and the table is unchanged."""
+    from paimon_core.operations import file_index
+    from paimon_core.operations.commit import FileStoreCommit
+
+    catalog = new_catalog(warehouse)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    new_table(catalog, commits=3)
+    alter(catalog.get_table("db.t"), options)
+    table = catalog.get_table("db.t")
+    seen: list[list[Any]] = []
+
+    def pickling_runner(func: Any, tasks: Any) -> list[Any]:
+        seen.append(list(tasks))
+        shipped = pickle.loads(pickle.dumps((func, list(tasks))))
+        return [pickle.loads(pickle.dumps(shipped[0](t))) for t in shipped[1]]
+
+    before = _files(table.path)
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise CommitConflict("lost a race")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(FileStoreCommit, "commit", refuse)
+        with pytest.raises(CommitConflict):
+            file_index.rewrite_file_index(table, runner=pickling_runner)
+    assert _files(table.path) == before  # the tasks' index files were deleted
+    assert [len(t.files) for t in seen[0]] == [2, 1]  # dt=2024-01-01 has two files
+
+    result = file_index.rewrite_file_index(table, runner=pickling_runner)
+    assert result == file_index.FileIndexRewrite(2, 3)
+    assert snapshot_ids(table) == [1, 2, 3, 4]
+    metas = _metas(table)
+    assert all(m.extra_files == (f"{n}.index",) for n, m in metas.items())
+    new_indexes = {f for f in set(_files(table.path)) - set(before) if f.endswith(".index")}
+    assert sorted(os.path.basename(f) for f in new_indexes) == sorted(f"{n}.index" for n in metas)
+
+
+def test_a_failing_rewrite_task_deletes_the_index_files_it_wrote(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task whose second file fails (an unreadable data file) deletes the index file it
+    wrote for the first; nothing is committed."""
+    from paimon_core.operations import file_index
+
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=3)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    alter(catalog.get_table("db.t"), options)
+    table = catalog.get_table("db.t")
+    before = _files(table.path)
+    real = file_index.FileIndexProcessor._read_columns
+    reads: list[str] = []
+
+    def second_fails(self: Any, path: str, info: Any) -> Any:
+        reads.append(path)
+        if len(reads) == 2:
+            raise OSError(f"cannot read {path}")
+        return real(self, path, info)
+
+    monkeypatch.setattr(file_index.FileIndexProcessor, "_read_columns", second_fails)
+    with pytest.raises(OSError, match="cannot read"):
+        file_index.rewrite_file_index(table)
+    assert len(reads) == 2 and "dt=2024-01-01" in reads[0]  # the first task's two files
+    assert _files(table.path) == before and snapshot_ids(table) == [1, 2, 3]
+
+
 # ------------------------------------------------------------------------------- copy
 
 
@@ -432,3 +505,42 @@ def test_copy_refusals_change_nothing(warehouse: str) -> None:
         assert needle in str(err.value) and "\n" not in str(err.value)
     assert _files(warehouse) == before
     assert not os.path.exists(os.path.join(warehouse, "db3.db"))
+
+
+def _index_bytes(table: Any, day: str, meta: Any) -> bytes:
+    (name,) = [x for x in meta.extra_files if x.endswith(".index")]
+    with open(os.path.join(table.path, f"dt={day}", "bucket-0", name), "rb") as f:
+        return f.read()
+
+
+def test_copy_takes_each_files_index_file_along(warehouse: str) -> None:
+    """A data file's external file index (``<data file>.index`` in its extra files) is
+    copied beside the copied data file under the copy's name and referenced by it, so the
+    target prunes by the same index the source does; nothing of the source is touched."""
+    catalog = new_catalog(warehouse)
+    options = {"file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    source = new_table(catalog, commits=3, options=options)
+    source_metas = _metas(source)
+    assert all(m.extra_files == (f"{n}.index",) for n, m in source_metas.items())
+    before = _files(source.path)
+
+    assert call(catalog, "copy", "db.t", "db.c").rows == [(True,)]
+    target = catalog.get_table("db.c")
+    assert _files(source.path) == before
+    entries = target.new_scan().read_entries(target.latest_snapshot())
+    assert len(entries) == len(source_metas) == 3
+    copied = []
+    for e in entries:
+        day = target.new_scan().partition_values(e.partition)[0]
+        assert e.file.extra_files == (f"{e.file.file_name}.index",)
+        copied.append((day, _index_bytes(target, day, e.file)))
+    originals = [
+        (day, _index_bytes(source, day, m))
+        for e in source.new_scan().read_entries(source.latest_snapshot())
+        for day, m in [(source.new_scan().partition_values(e.partition)[0], e.file)]
+    ]
+    assert sorted(copied) == sorted(originals) and len(set(originals)) == 3
+    pruned = target.new_scan().plan(predicate=[("id", "=", 101)])
+    assert sum(len(s.files) for s in pruned) == 1  # the index proves the others lack 101
+    assert sorted(target.new_read().to_arrow(pruned).column("id").to_pylist()) == [1, 101]
+    assert sorted(target.to_arrow().column("id").to_pylist()) == [0, 1, 2, 100, 101, 102]

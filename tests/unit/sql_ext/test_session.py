@@ -20,7 +20,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.format.schema import AddColumn
+from paimon_core.format.schema import AddColumn, SetOption
 from paimon_core.format.types import INT
 from paimon_core.io.s3_fileio import S3FileIO, S3Options
 from procedures import ProcedureError
@@ -572,6 +572,37 @@ def test_refresh_table_checks_that_the_paimon_table_exists(
     assert rows(session, "SELECT count(*) FROM t") == [(before[0][0] + 1,)]
     with pytest.raises(TableNotExist, match="missing"):
         session.sql("REFRESH TABLE paimon.db.missing")
+
+
+def test_rewrite_file_index_reads_files_on_spark_tasks(
+    session: PaimonSession, core_table: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-file work (reading a data file's rows, building and writing its index) runs
+    in Spark tasks, never in the driver: the driver's ``FileIndexProcessor.process`` is made
+    to fail, the executors' Python workers import the module unpatched. The driver commits
+    the metas the tasks return, once."""
+    from paimon_core.operations import file_index
+
+    def on_driver(*_: Any) -> Any:
+        raise AssertionError("a data file's index was rebuilt on the driver")
+
+    monkeypatch.setattr(file_index.FileIndexProcessor, "process", on_driver)
+    table = core_table.get_table("db.t")
+    table.schema_manager.commit_changes(
+        [
+            SetOption("file-index.bloom-filter.columns", "id"),
+            SetOption("file-index.in-manifest-threshold", "1 b"),
+        ]
+    )
+    assert rows(session, "CALL sys.rewrite_file_index(table => 'db.t')") == [(2, 3)]
+    table = core_table.get_table("db.t")
+    assert table.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4]
+    assert table.latest_snapshot().commit_kind.value == "COMPACT"
+    entries = table.new_scan().read_entries(table.latest_snapshot())
+    assert all(e.file.extra_files == (f"{e.file.file_name}.index",) for e in entries)
+    pruned = table.new_scan().plan(predicate=[("id", "=", 101)])
+    assert sum(len(s.files) for s in pruned) == 1
+    assert rows(session, "SELECT id FROM db.t WHERE id = 101") == [(101,)]
 
 
 def test_rescale_rewrites_partitions_on_spark_tasks(

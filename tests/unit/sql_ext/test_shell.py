@@ -481,7 +481,6 @@ CALL sys.clear_consumers(table => 'db.t', includingConsumers => 'read.*');
 CALL sys.repair_earliest_snapshot(table => 'db.t', snapshot_id => 2);
 CALL sys.mark_partition_done(table => 'db.t', partitions => 'dt=2024-01-01');
 CALL sys.trigger_tag_automatic_creation(table => 'db.t');
-CALL sys.rewrite_file_index(table => 'db.t');
 CALL sys.remove_unexisting_files(table => 'db.t', dry_run => true);
 CALL sys.copy(source_table => 'db.t', target_table => 'db.t_copy');
 CALL sys.expire_partitions(table => 'db.t', expiration_time => '1 d',
@@ -510,7 +509,6 @@ def test_partition_consumer_and_file_procedures_through_paimon_sql(warehouse: st
         {"previous_earliest_snapshot_id": 2, "current_earliest_snapshot_id": 2},
         {"result": True},
         {"result": True},
-        {"written_partitions": 0, "written_indexes": 0},
         {"result": True},
         {"expired_partitions": "dt=2024-01-01"},
         {"result": "Success"},

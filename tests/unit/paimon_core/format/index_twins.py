@@ -5,10 +5,7 @@ compare the two data files' index containers byte for byte."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
-import os
-import subprocess
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -21,6 +18,7 @@ from paimon_core.format.manifest import DataFileMeta
 from paimon_core.format.types import DataField, to_arrow_schema
 from paimon_core.operations.read import data_file_path
 from paimon_core.table import FileStoreTable
+from tests.interop.helpers import run_java
 
 
 def python_value(field: DataField, text: Any) -> Any:
@@ -101,41 +99,11 @@ def twins(
     return java, catalog.get_table("db.ours")
 
 
-JAVA_READ = Path(__file__).resolve().parents[3] / "interop" / "java" / "FilteredRead.java"
-
-
 def java_filtered_reads(
     build_dir: Path, warehouse: str, identifier: str, queries: Sequence[tuple[str, Any]]
 ) -> list[dict[str, Any]]:
     """Paimon 0.9's reads of ``identifier`` filtered by ``column = value`` (for each: the
     data files its plan keeps, the first column of the rows it reads), in one JVM with the
     paimon-oracle's jars (run the oracle once first: it fetches them)."""
-    cache = Path(os.environ.get("PAIMON_ORACLE_CACHE", Path.home() / ".cache" / "paimon-oracle"))
-    spec = importlib.util.find_spec("pyspark")
-    assert spec is not None and spec.origin is not None
-    jars = Path(spec.origin).parent / "jars"
-    classpath = [
-        str(next(jars.glob(f"{name}-[0-9]*.jar")))
-        for name in ("slf4j-api", "hadoop-client-api", "hadoop-client-runtime")
-    ]
-    classpath.append(str(cache / "paimon-python-java-bridge-0.9.0.jar"))
-    classes = build_dir / "classes"
-    if not (classes / "FilteredRead.class").exists():
-        classes.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["javac", "-nowarn", "-d", str(classes), "-cp", ":".join(classpath), str(JAVA_READ)],
-            check=True,
-            capture_output=True,
-        )
     args = [f"{column}={value}" for column, value in queries]
-    proc = subprocess.run(
-        ["java", "-Xlog:disable", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-         "-cp", ":".join([*classpath, str(classes)]), "FilteredRead", warehouse, identifier,
-         *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )  # fmt: skip
-    if proc.returncode:
-        raise RuntimeError(f"Java's filtered read failed: {proc.stderr}")
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return run_java(build_dir, "FilteredRead", [warehouse, identifier, *args])

@@ -411,6 +411,74 @@ def test_a_crash_while_creating_a_branch_leaves_a_readable_branch(
         assert _keys(FileStoreTable.load(path, branch="b")) == [3, 4, 5]
 
 
+@pytest.mark.parametrize("error", [Crash, OSError])
+def test_a_crash_while_creating_an_empty_branch_leaves_main_untouched(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    """An empty branch gets the table's schemas, newest first: a crash at any step changes
+    nothing of main and leaves no branch or one that reads (empty, the newest schema);
+    creating it again after deleting that works."""
+    origin = str(tmp_path / "origin")
+    os.makedirs(origin)
+    table = _history(origin)
+    table.schema_manager.commit_changes(AddColumn("w", parse_data_type("INT")))
+    steps = _steps(table.path, lambda t: bm.create_branch(t, "e"))
+    assert steps == 2  # schema-1, then schema-0
+    for step in range(steps):
+        path = _copy(origin, str(tmp_path / f"run{step}"))
+        before = file_state(path)
+        with pytest.raises(error):
+            bm.create_branch(FileStoreTable.load(path, file_io=FailingIO(step, error=error)), "e")
+        after = file_state(path)
+        assert {p: b for p, b in after.items() if not p.startswith("branch/")} == before
+        main = FileStoreTable.load(path)
+        assert _keys(main) == [3, 4]
+        _all_files_present(main)
+        if step == 0:
+            assert bm.list_branches(main) == []
+        else:
+            half_made = FileStoreTable.load(path, branch="e")
+            assert half_made.schema.schema_id == 1 and _keys(half_made) == []
+            bm.delete_branch(main, "e")
+        bm.create_branch(main, "e")
+        branch = FileStoreTable.load(path, branch="e")
+        assert branch.schema.fields == main.schema.fields and _keys(branch) == []
+        branch.write_arrow(pa.table({"k": [7], "v": ["e"], "w": [1]}))
+        assert _keys(FileStoreTable.load(path, branch="e")) == [7]
+        assert _keys(FileStoreTable.load(path)) == [3, 4]
+
+
+@pytest.mark.parametrize("error", [Crash, OSError])
+def test_a_crash_during_fast_forward_keeps_what_another_branch_uses(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    """Branch ``c`` is made from main's tag ``t4``, whose history fast-forwarding to ``b``
+    replaces (and whose tag it deletes). At every step a crash may hit, ``c`` keeps every
+    file and reads as made, before and after the rerun that finishes the fast-forward."""
+    origin = str(tmp_path / "origin")
+    os.makedirs(origin)
+    table = _ff_history(origin)
+    bm.create_branch(table, "c", "t4")
+    steps = _steps(table.path, lambda t: bm.fast_forward(t, "b"))
+    assert steps > 4
+    for step in range(steps):
+        path = _copy(origin, str(tmp_path / f"run{step}"))
+        try:
+            bm.fast_forward(FileStoreTable.load(path, file_io=FailingIO(step, error=error)), "b")
+        except error:
+            pass
+        c = FileStoreTable.load(path, branch="c")
+        assert _keys(c) == [3, 4] and _keys(c, **{"scan.tag-name": "t4"}) == [3, 4]
+        _all_files_present(c)
+        main = FileStoreTable.load(path)
+        bm.fast_forward(main, "b")
+        assert _keys(FileStoreTable.load(path)) == [1, 2, 20, 21]
+        c = FileStoreTable.load(path, branch="c")
+        assert _keys(c) == [3, 4]
+        _all_files_present(c)
+        _all_files_present(FileStoreTable.load(path))
+
+
 def _ff_history(warehouse: str) -> FileStoreTable:
     table = _history(warehouse)
     bm.create_branch(table, "b", "t2")

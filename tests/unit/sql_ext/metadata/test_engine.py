@@ -353,3 +353,19 @@ def test_queries_go_to_spark_under_other_query_settings(base: str, setting: str)
     query = "SELECT snapshot_id FROM db.t$snapshots ORDER BY 1"
     assert isinstance(MetadataEngine(base, {}).run(query), Rows)
     assert MetadataEngine(base, {key: value}).run(query) == ToSpark(parse_statement(query))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "CALL sys.compact(table => 'db.t')",
+        "CALL sys.rescale(table => 'db.t')",
+        "CALL sys.rewrite_file_index(table => 'db.t')",
+    ],
+)
+def test_procedures_that_read_data_files_go_to_spark(base: str, call: str) -> None:
+    """Their data work runs on Spark's executors: the engine does nothing and hands them on
+    (the files of ``db.t`` are untouched)."""
+    before = sorted(p for p in Path(base).rglob("*"))
+    assert MetadataEngine(base, {}).run(call) == ToSpark(parse_statement(call))
+    assert sorted(p for p in Path(base).rglob("*")) == before
