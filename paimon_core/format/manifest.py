@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
-from itertools import accumulate, compress, islice, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, itemgetter, methodcaller, not_
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -1521,9 +1521,9 @@ def _decode_by_heads(
             return False
         found.append(heads)
         spans.append((start, stop, records))
-    distinct = list(set().union(*found))
+    distinct = set().union(*found)
     suspects: set[bytes] = set()
-    new = [raw for raw in distinct if raw not in verdicts]
+    new = list(distinct.difference(verdicts))
     if new:
         values = list(map(itemgetter(slice(len(length), None)), new))
         necessary = getattr(keep, "necessary", None)
@@ -1546,16 +1546,14 @@ def _decode_by_heads(
         return True
     kept: list[bytes] = []
     for heads, (start, stop, records) in zip(found, spans):
-        flags = list(map(wanted.__contains__, heads))
-        if not any(flags):
+        if wanted.isdisjoint(heads):
             continue
+        flags = list(map(wanted.__contains__, heads))
         chosen = list(compress(range(len(heads)), flags))
         if any(heads[j] in suspects for j in chosen):
             return False  # a record whose partition ``keep`` fails on: the general way
         if len(heads) == records:  # the heads are the records'
-            places = list(map(_START, islice(search.finditer(body, start, stop), chosen[-1] + 2)))
-            places.append(stop)
-            kept += [body[places[j] : places[j + 1]] for j in chosen]
+            _cut(body, start, stop, [heads[j] for j in chosen], search, kept)
         else:
             places = list(map(_START, compress(search.finditer(body, start, stop), flags)))
             if not _verified(body, start, places, pattern, kept):
@@ -1566,6 +1564,30 @@ def _decode_by_heads(
 
 
 _START = methodcaller("start")
+
+
+def _cut(
+    body: bytes,
+    start: int,
+    stop: int,
+    raws: list[bytes],
+    search: re.Pattern[bytes],
+    kept: list[bytes],
+) -> None:
+    """Add to ``kept`` the records of a block whose heads are all records' heads, whose
+    partitions (raw) are ``raws`` in order, each record's and no other record's between: the
+    first head of each after the previous one's record (found at the speed of
+    ``bytes.find``), up to the next head."""
+    cursor = start
+    for raw in raws:
+        at = body.find(raw, cursor + 2, stop)
+        while at >= 0 and not (body[at - 2] == _VERSION_BYTE and body[at - 1] in _KIND_BYTES):
+            at = body.find(raw, at + 1, stop)  # the same bytes inside a field
+        if at < 0:
+            raise ValueError("a partition's head is not where the search found it")
+        following = search.search(body, at - 1, stop)
+        cursor = stop if following is None else following.start()
+        kept.append(body[at - 2 : cursor])
 
 
 def _verified(
