@@ -1416,6 +1416,19 @@ _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _LEARN_ROUNDS = 4
 _LEARN_RECORDS = 32
+
+
+class PartitionVerdicts(dict):
+    """``keep``'s answers that the filtered reads of one plan share, by a partition's bytes
+    as written (``ManifestFile.read``), and the set of those it kept: a searched read
+    (``_decode_by_heads``) intersects a manifest's partitions with the few kept ones rather
+    than looking each up (a manifest may hold every partition of the table)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: set[bytes] = set()
+
+
 _PLAIN_HEADS: dict[bytes, bool] = {}
 _HEAD_SEARCHES: dict[int, re.Pattern[bytes]] = {}
 
@@ -1541,7 +1554,13 @@ def _decode_by_heads(
                     continue
                 seen[value] = ok
             verdicts[raw] = ok
-    wanted = set(compress(distinct, map(verdicts.get, distinct, repeat(True))))
+            if ok and isinstance(verdicts, PartitionVerdicts):
+                verdicts.kept.add(raw)
+    if isinstance(verdicts, PartitionVerdicts):  # the few kept, not each partition asked
+        wanted = distinct.intersection(verdicts.kept)
+        wanted.update(suspects)
+    else:
+        wanted = set(compress(distinct, map(verdicts.get, distinct, repeat(True))))
     if not wanted:
         return True
     kept: list[bytes] = []
@@ -1647,6 +1666,8 @@ def _decode_matched(
             if ok is None:
                 ok = seen[value] = bool(keep(value))
             verdicts[raw] = ok
+            if ok and isinstance(verdicts, PartitionVerdicts):
+                verdicts.kept.add(raw)
         kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
         if kept:
             decode(b"".join(kept), len(kept), out)

@@ -33,6 +33,7 @@ from paimon_core.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
+    PartitionVerdicts,
     gc_paused,
 )
 from paimon_core.format.paths import bucket_dir_name, partition_path
@@ -364,7 +365,7 @@ class TableScan:
         read = self.table.manifest_file.read
         deletes = any(m.num_deleted_files for m in metas)
         lazy = lazy_files and not deletes
-        verdicts: dict[bytes, bool] = {}
+        verdicts = PartitionVerdicts()
         size = self._partition_codec.exact_size
         size = None if size is None else 4 + size  # serialized: the arity first
         chunks = [

@@ -651,3 +651,29 @@ def test_a_kept_partition_that_fails_keep_fails_the_read() -> None:
 
     kept = deserialize_manifest(data, keep_fake, scope="fails", partition_size=20)
     assert kept == batch[0::2]
+
+
+def test_verdicts_of_the_general_way_serve_the_searched_reads_after() -> None:
+    """One plan's answers, shared: a manifest read the general way (a partition of another
+    size in it) decides the kept partition; the next manifest, searched, is not asked about
+    it again and still finds its entries."""
+    odd = SIZED[1] + bytes(8)
+    first = [ManifestEntry(FileKind.ADD, SIZED[i % 2], 0, 1, _file(i)) for i in range(10)]
+    first[0] = dataclasses.replace(first[0], partition=odd)
+    second = [ManifestEntry(FileKind.ADD, SIZED[i % 3], 0, 1, _file(i + 10)) for i in range(9)]
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition == SIZED[1]
+
+    verdicts = manifest_module.PartitionVerdicts()
+    kept = []
+    for batch in (first, second):
+        data = _container(batch, 4)
+        kept += deserialize_manifest(
+            data, keep, verdicts=verdicts, scope="shared", partition_size=20
+        )
+    assert kept == [e for e in first + second if e.partition == SIZED[1]]
+    assert len(asked) == len(set(asked)) and SIZED[1] in asked
+    assert verdicts.kept == {b"\x28" + SIZED[1]}
