@@ -432,7 +432,7 @@ class TableScan:
         slot of each integer column compared with an integer literal), so that a
         manifest's read decides with Python steps only the partitions that meet it, not
         each of the table's (``manifest._decode_by_heads``). A null's slot may hold
-        anything: it can only pass too many, and ``keep`` decides those."""
+        anything, whatever it answers there: these operators reject a null anyway."""
         if self._partition_codec.exact_size is None:
             return None
         width = self._partition_codec.width
