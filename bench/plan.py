@@ -17,6 +17,11 @@ the manifest decoders and learning the table's record pattern. Ours and pypaimon
 very same table in one process; Java plans it after them (the oracle's ``bench-plan``, warm
 JVM). A calibration loop gives the run's load factor and an idle-equivalent estimate from
 CPU time.
+
+A second table, "disjoint": the same 10,000 files and 1,000 partitions, but commit c writes
+only partitions [100c, 100c + 100) (10 files each, one commit of 10 writes): each manifest
+holds a range of its own, so the manifest list's partition stats prune whole manifests
+before any is read, and the filtered/full ratios there show that pruning on top.
 """
 
 from __future__ import annotations
@@ -62,8 +67,35 @@ def build(warehouse: str, partitions: int, commits: int) -> None:
         committer.commit(write.prepare_commit())
 
 
-def plan_ours(warehouse: str, use_files: bool = False, **kwargs: object) -> int:
-    splits = FileSystemCatalog(warehouse).get_table("db.t").new_scan().plan(**kwargs)
+def build_disjoint(warehouse: str, partitions: int, commits: int) -> None:
+    """``db.d``: commit c writes the partitions of range c only, ``commits`` files each."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.d", SCHEMA, partition_keys=["p"])
+    committer = table.new_commit()
+    width = partitions // commits
+    for c in range(commits):
+        messages = []
+        for f in range(commits):  # one file per partition per write
+            first = c * width
+            data = pa.table(
+                {
+                    "k": [(c * commits + f) * width + i for i in range(width)],
+                    "v": ["x"] * width,
+                    "p": list(range(first, first + width)),
+                },
+                schema=SCHEMA,
+            )
+            write = table.new_write()
+            write.write_arrow(data)
+            messages += write.prepare_commit()
+        committer.commit(messages)
+
+
+def plan_ours(
+    warehouse: str, use_files: bool = False, table: str = "db.t", **kwargs: object
+) -> int:
+    splits = FileSystemCatalog(warehouse).get_table(table).new_scan().plan(**kwargs)
     if use_files:  # what reading the splits needs of each file
         rows = sum(f.row_count + f.schema_id + f.level for s in splits for f in s.files)
         assert rows >= 0
@@ -114,11 +146,14 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores)")
     with tempfile.TemporaryDirectory() as tmp:
         build(tmp, args.partitions, args.commits)
+        build_disjoint(tmp, args.partitions, args.commits)
         expected = args.partitions * args.commits
         assert plan_ours(tmp) == expected, "our plan missed files"
+        assert plan_ours(tmp, table="db.d") == expected, "our plan missed files"
         assert plan_pypaimon(tmp) == expected, "pypaimon's plan missed files"
         for kwargs, partitions in ((ONE, 1), (TEN, 10), (TEN_IN, 10), (HUNDRED, 100)):
             assert plan_ours(tmp, **kwargs) == partitions * args.commits
+            assert plan_ours(tmp, table="db.d", **kwargs) == partitions * args.commits
         cases: dict[str, tuple[Callable[[], object], bool]] = {
             "ours, cold": (lambda: plan_ours(tmp), True),
             "ours, cold, every file used": (lambda: plan_ours(tmp, use_files=True), True),
@@ -129,6 +164,12 @@ def main() -> None:
         for label, kwargs in list(FILTERED.items())[:2]:
             cases[f"ours, warm, {label}"] = (lambda kw=kwargs: plan_ours(tmp, **kw), False)
         cases["pypaimon 2.1"] = (lambda: plan_pypaimon(tmp), False)
+        cases["disjoint, cold"] = (lambda: plan_ours(tmp, table="db.d"), True)
+        for label, kwargs in FILTERED.items():
+            cases[f"disjoint, cold, {label}"] = (
+                lambda kw=kwargs: plan_ours(tmp, table="db.d", **kw),
+                True,
+            )
         wall: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         calibration = Calibration()
@@ -150,11 +191,16 @@ def main() -> None:
         java = None if args.no_java else java_bench("bench-plan", tmp, "db.t")
     factor = calibration.factor
     full_cpu = median(cpu["ours, cold"])
+    disjoint_cpu = median(cpu["disjoint, cold"])
     print(f"data files: {expected}; median of {args.runs} runs")
     print(f"{'':<36}{'wall ms':>9}{'cpu ms':>9}{'idle-eq ms':>12}{'cpu / cold full':>17}")
     for name in cases:
         every, busy = median(wall[name]), median(cpu[name])
-        share = f"{busy / full_cpu:>17.2f}" if name.startswith("ours, cold") else ""
+        share = ""
+        if name.startswith("ours, cold"):
+            share = f"{busy / full_cpu:>17.2f}"
+        elif name.startswith("disjoint, cold"):  # to the full plan of the disjoint table
+            share = f"{busy / disjoint_cpu:>17.2f}"
         print(f"{name:<36}{every:>9.1f}{busy:>9.1f}{busy / factor:>12.1f}{share}")
     fresh_full = median([c for _, c in fresh["full"]])
     for label, runs in fresh.items():
@@ -169,7 +215,8 @@ def main() -> None:
     print(calibration.line())
     print(f"load average at end: {os.getloadavg()[0]:.2f} (2 cores)")
     print("(idle-eq: median CPU time over the load factor; Java runs after ours, alone;")
-    print(" cpu / cold full: of a new process, to the full plan in a new process; medians of 3)")
+    print(" cpu / cold full: of a new process, to the full plan in a new process; medians of 3;")
+    print(" of the disjoint table, to its cold full plan)")
     cold = median(wall["ours, cold"])
     print(f"cold: ours is {ratio(cold, median(wall['pypaimon 2.1']))} than pypaimon")
     if java is not None:

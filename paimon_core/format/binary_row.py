@@ -322,7 +322,16 @@ def _spec(t: DataType) -> _Spec:
 class RowCodec:
     """Encoder/decoder of BinaryRows of one list of types (build with ``row_codec``)."""
 
-    __slots__ = ("_kinds", "_readers", "_struct", "arity", "fixed_size", "types", "width")
+    __slots__ = (
+        "_kinds",
+        "_readers",
+        "_struct",
+        "arity",
+        "exact_size",
+        "fixed_size",
+        "types",
+        "width",
+    )
 
     def __init__(self, types: tuple[DataType, ...]) -> None:
         specs = [_spec(t) for t in types]
@@ -333,6 +342,10 @@ class RowCodec:
         self._struct = struct.Struct("<" + f"{self.width}s" + "".join(s.row_code for s in specs))
         self._kinds = [(s.kind, s.fn, s.reserve) for s in specs]
         self._readers = [(i, s.read) for i, s in enumerate(specs) if s.read is not None]
+        # Bytes of every row of these types when none has a variable part (fixed-size fields
+        # only): a row is then exactly its fixed part, whoever wrote it.
+        fixed = all(s.kind != _VAR and s.reserve is None for s in specs)
+        self.exact_size: int | None = self.fixed_size if fixed else None
 
     def encode(self, values: Sequence[Any], row_kind: int = 0) -> bytes:
         """The row bytes (no arity prefix); ``row_kind`` is the header byte (0 is +I)."""

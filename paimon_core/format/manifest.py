@@ -20,6 +20,7 @@ import gc
 import json
 import lzma
 import os
+import re
 import struct
 import threading
 import zlib
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import accumulate, compress, repeat
-from operator import add, itemgetter
+from operator import add, itemgetter, methodcaller, not_
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import zstandard
@@ -446,6 +447,14 @@ def _read_header(data: bytes) -> tuple[bytes, str, int]:
 
 def read_avro_container(data: bytes) -> tuple[bytes, bytes, int]:
     """Split an Avro object container file into (schema JSON, decompressed records, count)."""
+    schema, body, total, _ = read_avro_blocks(data)
+    return schema, body, total
+
+
+def read_avro_blocks(data: bytes) -> tuple[bytes, bytes, int, list[tuple[int, int]]]:
+    """``read_avro_container``, and its blocks: (where each starts in the records, how many
+    records it says it holds). Avro writes whole records in a block, so a block's start is a
+    place where a record is known to start, and its count what a search of it must find."""
     if data[:4] != _MAGIC:
         raise MetadataFormatError("Not an Avro object container file")
     try:
@@ -456,12 +465,15 @@ def read_avro_container(data: bytes) -> tuple[bytes, bytes, int]:
         if decompress is None:
             raise MetadataFormatError(f"Unsupported Avro codec {codec!r}")
         blocks: list[bytes] = []
-        total = 0
+        starts: list[tuple[int, int]] = []
+        total = at = 0
         end = len(data)
         while p < end:
             count, p = _read_long(data, p)
             size, p = _read_long(data, p)
+            starts.append((at, count))
             blocks.append(decompress(data[p : p + size]))
+            at += len(blocks[-1])
             p += size
             if data[p : p + 16] != sync:
                 raise MetadataFormatError("Avro block is not followed by the file's sync marker")
@@ -476,7 +488,7 @@ def read_avro_container(data: bytes) -> tuple[bytes, bytes, int]:
         OSError,
     ) as err:
         raise MetadataFormatError(f"Corrupt Avro file: {err!r}") from err
-    return schema, blocks[0] if len(blocks) == 1 else b"".join(blocks), total
+    return schema, blocks[0] if len(blocks) == 1 else b"".join(blocks), total, starts
 
 
 class _AvroWriter:
@@ -1261,6 +1273,7 @@ def decode_avro(
     filter_field: str = "_PARTITION",
     verdicts: dict[bytes, bool] | None = None,
     scope: str = "",
+    partition_size: int | None = None,
 ) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
 
@@ -1272,12 +1285,29 @@ def decode_avro(
     schema's ``RecordPattern`` (learnt per ``scope``, a table's manifest directory), and the
     kept ones decoded.
 
+    ``partition_size``: for manifests whose every ``_PARTITION`` has this many bytes (rows of
+    fixed-size fields only): a ``keep`` read then finds the entries' heads by searching the
+    bytes, and parses only the records it keeps (``_decode_by_heads``): records it does not
+    keep are not checked to parse.
+
     Raises:
         MetadataFormatError: not a readable Avro file, a corrupt one, or a wrong ``_VERSION``.
     """
-    schema_json, body, count = read_avro_container(data)
     if keep is not None:
-        return _decode_filtered(schema_json, body, count, spec, keep, filter_field, verdicts, scope)
+        schema_json, body, count, starts = read_avro_blocks(data)
+        return _decode_filtered(
+            schema_json,
+            body,
+            count,
+            spec,
+            keep,
+            filter_field,
+            verdicts,
+            scope,
+            starts if partition_size is not None and filter_field == "_PARTITION" else None,
+            partition_size,
+        )
+    schema_json, body, count = read_avro_container(data)
     if spec is MANIFEST_SPEC_LAZY and count >= _LAZY_MATCH_RECORDS:
         file_decoder = _lazy_file_decoder(schema_json)
         pattern = None
@@ -1342,14 +1372,30 @@ def _decode_filtered(
     filter_field: str,
     verdicts: dict[bytes, bool] | None,
     scope: str,
+    starts: list[tuple[int, int]] | None = None,
+    partition_size: int | None = None,
 ) -> list:
     pattern = record_pattern(schema_json, (((), filter_field, filter_field),), scope)
     if pattern is not None and not pattern.has_value:
         pattern = None
     out: list = []
     seen: dict[Any, bool] = {}
+    if verdicts is None:
+        verdicts = {}
     try:
         with gc_paused():
+            if (
+                pattern is not None
+                and starts is not None
+                and partition_size is not None
+                and _plain_head(schema_json)
+            ):
+                decode = _kept_decoder(schema_json, spec, scope)
+                if _decode_by_heads(
+                    body, starts, partition_size, pattern, keep, verdicts, seen, decode, out
+                ):
+                    return out
+                out = []
             if pattern is None:
                 walk = _decoder(schema_json, spec, filter_field)
                 end = walk(body, 0, count, out, keep, seen)
@@ -1370,6 +1416,229 @@ _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _LEARN_ROUNDS = 4
 _LEARN_RECORDS = 32
+
+
+class PartitionVerdicts(dict):
+    """``keep``'s answers that the filtered reads of one plan share, by a partition's bytes
+    as written (``ManifestFile.read``), and the set of those it kept: a searched read
+    (``_decode_by_heads``) intersects a manifest's partitions with the few kept ones rather
+    than looking each up (a manifest may hold every partition of the table)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: set[bytes] = set()
+
+
+_PLAIN_HEADS: dict[bytes, bool] = {}
+_HEAD_SEARCHES: dict[int, re.Pattern[bytes]] = {}
+
+
+def _plain_head(schema_json: bytes) -> bool:
+    """Whether records of this writer schema start with ``_VERSION`` and ``_KIND`` (ints)
+    then ``_PARTITION`` (bytes): the head ``_decode_by_heads`` searches (every Paimon from
+    0.9, pypaimon, ours)."""
+    known = _PLAIN_HEADS.get(schema_json)
+    if known is None:
+        try:
+            fields = json.loads(schema_json)["fields"][:3]
+            known = [(f["name"], f["type"]) for f in fields] in (
+                [("_VERSION", a), ("_KIND", b), ("_PARTITION", "bytes")]
+                for a in ("int", "long")
+                for b in ("int", "long")
+            )
+        except (LookupError, TypeError, ValueError, AttributeError):
+            known = False
+        if len(_PLAIN_HEADS) > 64:
+            _PLAIN_HEADS.clear()
+        _PLAIN_HEADS[schema_json] = known
+    return known
+
+
+def _head_search(size: int) -> re.Pattern[bytes]:
+    """The head of an entry of version 2, ADD or DELETE, whose partition has ``size`` bytes:
+    the raw ``_PARTITION`` (length and row) captured."""
+    found = _HEAD_SEARCHES.get(size)
+    if found is None:
+        version = re.escape(_zigzag_bytes(MANIFEST_VERSION))
+        kinds = b"[%s]" % b"".join(re.escape(_zigzag_bytes(k)) for k in FileKind)
+        length = re.escape(_zigzag_bytes(size))
+        # The rest a lookahead: heads overlapping one another (one not a record's) are all
+        # found; the version byte first, which ``re`` searches for fast.
+        found = re.compile(version + b"(?=" + kinds + b"(" + length + b".{%d}))" % size, re.DOTALL)
+        _HEAD_SEARCHES[size] = found
+    return found
+
+
+def _zigzag_bytes(n: int) -> bytes:
+    out = bytearray()
+    avro_long(out, n)
+    return bytes(out)
+
+
+_VERSION_BYTE = _zigzag_bytes(MANIFEST_VERSION)[0]
+_KIND_BYTES = frozenset(_zigzag_bytes(k)[0] for k in FileKind)
+
+
+def _decode_by_heads(
+    body: bytes,
+    blocks: list[tuple[int, int]],
+    size: int,
+    pattern: RecordPattern,
+    keep: Callable[[Any], bool],
+    verdicts: dict[bytes, bool],
+    seen: dict[Any, bool],
+    decode: Callable[[bytes, int, list], None],
+    out: list,
+) -> bool:
+    """A filtered read of a manifest whose partitions all have ``size`` bytes, in time of
+    the kept records, not the file: whether it was done (else ``out`` is to be dropped and
+    the manifest read the general way).
+
+    Every record starts with its head (version, kind, partition: ``_head_search``), so a
+    search of each block's bytes (C speed) finds the partitions of all its records, and
+    perhaps some that are not (the same bytes inside another field). Each distinct one is
+    decided once (``keep.necessary``, when the keeper has it, first rules out most in C).
+    Where a block holds as many heads as it says it holds records, the heads are its
+    records', in order: the kept records lie from their head to the next, and nothing is
+    parsed but them (by their decoder). Elsewhere the places of kept heads are looked at:
+    one is a record if the records parsed from the start of its block (where one is known
+    to start) reach exactly it; a place inside a record is passed over.
+
+    Why every record is found: a partition of fixed-size fields is always that many bytes
+    (a BinaryRow has a variable part only for variable-size fields: Java's, pypaimon's and
+    our writers write none then). The first record of each block is checked to have that
+    head, and the search of each block to find at least its count of heads; anything
+    else, or a record that the pattern has not learned, leaves the file to the general way.
+    A record of a partition not kept is not parsed, so its damage goes unnoticed (the read
+    of every partition notices it)."""
+    length = _zigzag_bytes(size)
+    head = len(length) + 2
+    search = _head_search(size)
+    found: list[list[bytes]] = []
+    spans: list[tuple[int, int, int]] = []
+    end = len(body)
+    for i, (start, records) in enumerate(blocks):
+        stop = blocks[i + 1][0] if i + 1 < len(blocks) else end
+        if records <= 0:
+            if records < 0 or stop > start:
+                return False
+            continue
+        if not (
+            body[start + 2 : start + head] == length
+            and body[start] == _VERSION_BYTE
+            and body[start + 1] in _KIND_BYTES
+        ):
+            return False  # not the head searched for: records may have other partitions
+        heads = search.findall(body, start, stop)
+        if len(heads) < records:
+            return False
+        found.append(heads)
+        spans.append((start, stop, records))
+    distinct = set().union(*found)
+    suspects: set[bytes] = set()
+    new = list(distinct.difference(verdicts))
+    if new:
+        values = list(map(itemgetter(slice(len(length), None)), new))
+        necessary = getattr(keep, "necessary", None)
+        if necessary is not None:  # those that fail it are not kept: no Python step each
+            passed = necessary(values)
+            verdicts.update(zip(compress(new, map(not_, passed)), repeat(False)))
+            new, values = list(compress(new, passed)), list(compress(values, passed))
+        for raw, value in zip(new, values):
+            ok = seen.get(value)
+            if ok is None:
+                try:
+                    ok = bool(keep(value))
+                except Exception:  # perhaps not a partition: looked at if it is a record
+                    suspects.add(raw)
+                    continue
+                seen[value] = ok
+            verdicts[raw] = ok
+            if ok and isinstance(verdicts, PartitionVerdicts):
+                verdicts.kept.add(raw)
+    if isinstance(verdicts, PartitionVerdicts):  # the few kept, not each partition asked
+        wanted = distinct.intersection(verdicts.kept)
+        wanted.update(suspects)
+    else:
+        wanted = set(compress(distinct, map(verdicts.get, distinct, repeat(True))))
+    if not wanted:
+        return True
+    kept: list[bytes] = []
+    for heads, (start, stop, records) in zip(found, spans):
+        if wanted.isdisjoint(heads):
+            continue
+        flags = list(map(wanted.__contains__, heads))
+        chosen = list(compress(range(len(heads)), flags))
+        if any(heads[j] in suspects for j in chosen):
+            return False  # a record whose partition ``keep`` fails on: the general way
+        if len(heads) == records:  # the heads are the records'
+            _cut(body, start, stop, [heads[j] for j in chosen], search, kept)
+        else:
+            places = list(map(_START, compress(search.finditer(body, start, stop), flags)))
+            if not _verified(body, start, places, pattern, kept):
+                return False
+    if kept:
+        decode(b"".join(kept), len(kept), out)
+    return True
+
+
+_START = methodcaller("start")
+
+
+def _cut(
+    body: bytes,
+    start: int,
+    stop: int,
+    raws: list[bytes],
+    search: re.Pattern[bytes],
+    kept: list[bytes],
+) -> None:
+    """Add to ``kept`` the records of a block whose heads are all records' heads, whose
+    partitions (raw) are ``raws`` in order, each record's and no other record's between: the
+    first head of each after the previous one's record (found at the speed of
+    ``bytes.find``), up to the next head."""
+    cursor = start
+    for raw in raws:
+        at = body.find(raw, cursor + 2, stop)
+        while at >= 0 and not (body[at - 2] == _VERSION_BYTE and body[at - 1] in _KIND_BYTES):
+            at = body.find(raw, at + 1, stop)  # the same bytes inside a field
+        if at < 0:
+            raise ValueError("a partition's head is not where the search found it")
+        following = search.search(body, at - 1, stop)
+        cursor = stop if following is None else following.start()
+        kept.append(body[at - 2 : cursor])
+
+
+def _verified(
+    body: bytes, start: int, places: list[int], pattern: RecordPattern, kept: list[bytes]
+) -> bool:
+    """Add to ``kept`` the records starting at ``places`` (in order, in the block from
+    ``start``), passing over places inside a record; False on a record the pattern does
+    not match (not learned yet)."""
+    compiled = pattern.compiled
+    if compiled is None:
+        pattern.learn(body, start, _LEARN_RECORDS)
+        compiled = pattern.compiled
+        if compiled is None:
+            return False
+    one, run = compiled
+    cursor = start
+    for place in places:
+        if place < cursor:
+            continue  # inside the record just taken
+        stop = run.match(body, cursor, place).end()
+        if stop != place:
+            record = one.match(body, stop)
+            if record is None or record.end() <= place:
+                return False  # a record the pattern does not match: the general way
+            cursor = stop  # inside that record: not a head
+            continue
+        record = one.match(body, place)
+        if record is None:
+            return False
+        kept.append(record.group(1))
+        cursor = record.end()
+    return True
 
 
 def _decode_matched(
@@ -1397,6 +1666,8 @@ def _decode_matched(
             if ok is None:
                 ok = seen[value] = bool(keep(value))
             verdicts[raw] = ok
+            if ok and isinstance(verdicts, PartitionVerdicts):
+                verdicts.kept.add(raw)
         kept = list(map(_FIRST, compress(found, map(verdicts.__getitem__, raws))))
         if kept:
             decode(b"".join(kept), len(kept), out)
@@ -1749,12 +2020,16 @@ def deserialize_manifest(
     lazy: bool = False,
     verdicts: dict[bytes, bool] | None = None,
     scope: str = "",
+    partition_size: int | None = None,
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
-    only those of the partitions (serialized rows) it accepts (``verdicts``, ``scope``: see
-    ``decode_avro``); ``lazy``: files decoded on first use (``MANIFEST_SPEC_LAZY``)."""
+    only those of the partitions (serialized rows) it accepts (``verdicts``, ``scope``,
+    ``partition_size``: see ``decode_avro``); ``lazy``: files decoded on first use
+    (``MANIFEST_SPEC_LAZY``)."""
     spec = MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC
-    return decode_avro(data, spec, keep, verdicts=verdicts, scope=scope)
+    return decode_avro(
+        data, spec, keep, verdicts=verdicts, scope=scope, partition_size=partition_size
+    )
 
 
 def serialize_manifest_list(metas: Iterable[ManifestFileMeta], compression: str = "zstd") -> bytes:
@@ -1960,10 +2235,13 @@ class ManifestFile:
         *,
         lazy: bool = False,
         verdicts: dict[bytes, bool] | None = None,
+        partition_size: int | None = None,
     ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
         (serialized rows) it accepts. ``verdicts``: a dict that the reads of one plan share
-        (``keep``'s answers by the bytes of a partition as written).
+        (``keep``'s answers by the bytes of a partition as written). ``partition_size``:
+        the bytes of every serialized partition of the table, when its partition fields are
+        all of fixed size (a filtered read then looks only at the kept records).
 
         A ``keep`` read of a manifest not cached skips the entries of other partitions
         before decoding them. ``lazy`` (plans): the files of entries decoded from the file
@@ -1982,7 +2260,12 @@ class ManifestFile:
                     self.file_io,
                     path,
                     lambda data: deserialize_manifest(
-                        data, keep, lazy=lazy, verdicts=verdicts, scope=self.dir
+                        data,
+                        keep,
+                        lazy=lazy,
+                        verdicts=verdicts,
+                        scope=self.dir,
+                        partition_size=partition_size,
                     ),
                 )
             entries = read_avro_file(

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import struct
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from itertools import repeat
+from operator import and_, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
@@ -30,6 +33,7 @@ from paimon_core.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
+    PartitionVerdicts,
     gc_paused,
 )
 from paimon_core.format.paths import bucket_dir_name, partition_path
@@ -271,6 +275,16 @@ def validate_predicate(predicate: Iterable[Predicate], column_names: Collection[
             )
 
 
+_INT_SLOTS = {
+    root: struct.Struct(code)
+    for root, code in (("TINYINT", "<b"), ("SMALLINT", "<h"), ("INT", "<i"), ("BIGINT", "<q"))
+}
+"""Integer types: their value is the integer in the first bytes of the slot, nothing else."""
+_SLOT_OPS = {"=": "__eq__", "<": "__gt__", "<=": "__ge__", ">": "__lt__", ">=": "__le__"}
+"""``value <op> literal`` as a method of the literal."""
+_FIRST = itemgetter(0)
+
+
 class _StatsLayout:
     """Where a column's stats sit in files of one schema: index and type per field id."""
 
@@ -351,8 +365,13 @@ class TableScan:
         read = self.table.manifest_file.read
         deletes = any(m.num_deleted_files for m in metas)
         lazy = lazy_files and not deletes
-        verdicts: dict[bytes, bool] = {}
-        chunks = [read(m.file_name, keep, lazy=lazy, verdicts=verdicts) for m in metas]
+        verdicts = PartitionVerdicts()
+        size = self._partition_codec.exact_size
+        size = None if size is None else 4 + size  # serialized: the arity first
+        chunks = [
+            read(m.file_name, keep, lazy=lazy, verdicts=verdicts, partition_size=size)
+            for m in metas
+        ]
         add = FileKind.ADD
         if deletes:
             folded: dict[tuple, ManifestEntry] = {}
@@ -400,7 +419,49 @@ class TableScan:
                 verdicts[partition] = ok
             return ok
 
+        necessary = self._slot_prefilter(preds)
+        if necessary is not None:
+            keep.necessary = necessary  # type: ignore[attr-defined]
         return keep
+
+    def _slot_prefilter(
+        self, preds: list[tuple[int, str, Any]]
+    ) -> Callable[[list[bytes]], list[bool]] | None:
+        """For partitions of fixed-size fields: a condition that every partition ``preds``
+        keep meets, checked on many serialized partitions at once in C (the integer in the
+        slot of each integer column compared with an integer literal), so that a
+        manifest's read decides with Python steps only the partitions that meet it, not
+        each of the table's (``manifest._decode_by_heads``). A null's slot may hold
+        anything, whatever it answers there: these operators reject a null anyway."""
+        if self._partition_codec.exact_size is None:
+            return None
+        width = self._partition_codec.width
+        checks: list[tuple[struct.Struct, int, Callable[[int], bool]]] = []
+        for i, op, literal in preds:
+            code = _INT_SLOTS.get(self.partition_types[i].root)
+            if code is None:
+                continue
+            if op == "in" and all(type(v) is int or v is None for v in literal):
+                test: Callable[[int], bool] = frozenset(
+                    v for v in literal if v is not None
+                ).__contains__
+            elif op in _SLOT_OPS and type(literal) is int:
+                test = getattr(literal, _SLOT_OPS[op])
+            else:
+                continue
+            checks.append((code, 4 + width + 8 * i, test))
+        if not checks:
+            return None
+
+        def necessary(partitions: list[bytes]) -> list[bool]:
+            passed: Any = None
+            for code, offset, test in checks:
+                values = map(_FIRST, map(code.unpack_from, partitions, repeat(offset)))
+                ok = map(test, values)
+                passed = ok if passed is None else map(and_, passed, ok)
+            return list(passed)
+
+        return necessary
 
     def _partition_predicates(
         self,

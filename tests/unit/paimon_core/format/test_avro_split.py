@@ -469,3 +469,211 @@ def test_files_of_too_many_shapes_are_walked() -> None:
     for pattern in patterns:
         assert pattern is not None and pattern.learnt <= avro_split._MAX_LEARNING
         assert max(len(known) for known in pattern.lengths) == avro_split._MAX_ALTERNATIVES
+
+
+# --------------------------- searched heads (partitions of fixed-size fields, one size)
+
+SIZED = [b"\x00\x00\x00\x01" + bytes(8) + i.to_bytes(8, "little") for i in (0, 7, 8, 300)]
+"""Partitions of one INT field (every one 20 bytes), and bytes that hold their heads."""
+FAKE_HEADS = [b"\x04" + kind + b"\x28" + p for p in SIZED for kind in (b"\x00", b"\x02")]
+tricky_rows = st.sampled_from(FAKE_HEADS) | st.binary(max_size=40) | st.sampled_from(SIZED)
+
+
+def _with_fake_heads(e: ManifestEntry, key: bytes, name_tail: bytes) -> ManifestEntry:
+    """``e`` with a head of some partition inside its keys and its file name's bytes."""
+    file = dataclasses.replace(
+        e.file,
+        min_key=key,
+        max_key=key[::-1],
+        file_name=e.file.file_name + name_tail.decode("latin-1"),
+    )
+    return dataclasses.replace(e, file=file)
+
+
+def _container(batch: list[ManifestEntry], per_block: int, codec: str = "null") -> bytes:
+    """A manifest of ``batch`` with ``per_block`` records in each Avro block."""
+    writer = manifest_module._AvroWriter(
+        MANIFEST_SCHEMA.encode(), manifest_module.avro_codec(codec)
+    )
+    for i, e in enumerate(batch):
+        writer.add(encode_entry, e)
+        if (i + 1) % per_block == 0:
+            writer.flush()
+    return writer.finish()
+
+
+def _searched(
+    data: bytes, wanted: set[bytes], scope: str, lazy: bool, necessary: bool = False
+) -> list[ManifestEntry]:
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition in wanted
+
+    if necessary:  # a condition every kept partition meets: its INT is not 8
+        keep.necessary = lambda values: [v[12:16] != b"\x08\x00\x00\x00" for v in values]  # type: ignore[attr-defined]
+    kept = deserialize_manifest(data, keep, lazy=lazy, scope=scope, partition_size=20)
+    assert len(asked) == len(set(asked))  # once per distinct partition
+    return kept
+
+
+sized_entries = st.builds(
+    ManifestEntry,
+    st.sampled_from(FileKind),
+    st.sampled_from(SIZED),
+    st.integers(-(2**31), 2**31 - 1),
+    st.integers(-(2**31), 2**31 - 1),
+    files,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(sized_entries, tricky_rows, tricky_rows), max_size=30),
+    st.sets(st.sampled_from(SIZED)),
+    st.integers(1, 12),
+    st.sampled_from(["a", "fresh"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_searched_read_is_the_full_read_filtered(
+    drawn: list[tuple[ManifestEntry, bytes, bytes]],
+    wanted: set[bytes],
+    per_block: int,
+    scope: str,
+    lazy: bool,
+    necessary: bool,
+) -> None:
+    """Heads of kept and other partitions inside keys and file names (latin-1: not ASCII,
+    so those records are walked by the general way), blocks of 1 to 12 records."""
+    if scope == "fresh":
+        avro_split._PATTERNS.clear()
+    batch = [_with_fake_heads(e, key, tail) for e, key, tail in drawn]
+    data = _container(batch, per_block, "zstd")
+    assert deserialize_manifest(data) == batch
+    if necessary:
+        wanted = {p for p in wanted if p[12:16] != b"\x08\x00\x00\x00"}
+    expected = [e for e in batch if e.partition in wanted]
+    assert _searched(data, wanted, scope, lazy, necessary) == expected
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The answers of ``_decode_by_heads`` (done, or left to the general way) from now on."""
+    answers: list[bool] = []
+    real = manifest_module._decode_by_heads
+
+    def spy(*args: Any) -> bool:
+        answers.append(real(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(manifest_module, "_decode_by_heads", spy)
+    return answers
+
+
+def test_heads_inside_other_fields_are_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every record holds the head of the kept partition in its keys (ASCII file names: the
+    pattern matches the records), in blocks with more heads than records: the places
+    inside records are looked at and passed over, without the general way."""
+    wanted = SIZED[1]
+    batch = [
+        ManifestEntry(
+            FileKind.ADD,
+            SIZED[i % 3 == 0],
+            0,
+            1,
+            _file(i, min_key=b"\x04\x00\x28" + wanted, max_key=b"\x04\x02\x28" + wanted),
+        )
+        for i in range(60)
+    ]
+    data = _container(batch, 7)
+    _filtered(data, {wanted}, "heads-inside", False)  # learn the records' pattern
+    answers = _spy(monkeypatch)
+    for lazy in (False, True):
+        kept = _searched(data, {wanted}, "heads-inside", lazy)
+        assert kept == [e for e in batch if e.partition == wanted]
+        assert [e.file.file_name for e in kept] == [f"data-{i}.parquet" for i in range(0, 60, 3)]
+    assert answers == [True, True]
+
+
+def test_blocks_of_exact_heads_are_read_without_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heads only where records start: the kept records are cut from head to head (the
+    pattern is never run: it knows nothing in a new scope)."""
+    batch = [ManifestEntry(FileKind.ADD, SIZED[i % 4], 0, 1, _file(i)) for i in range(50)]
+    data = _container(batch, 9)
+    answers = _spy(monkeypatch)
+    avro_split._PATTERNS.clear()
+    kept = _searched(data, {SIZED[2], SIZED[3]}, "exact-heads", False)
+    assert kept == [e for e in batch if e.partition in (SIZED[2], SIZED[3])]
+    assert answers == [True]
+    pattern = record_pattern(MANIFEST_SCHEMA.encode(), PARTITION, "exact-heads")
+    assert pattern is not None and pattern.compiled is None  # nothing matched by it
+
+
+@pytest.mark.parametrize("odd_at", [0, 9, 23])
+def test_other_partition_sizes_are_read_the_general_way(
+    monkeypatch: pytest.MonkeyPatch, odd_at: int
+) -> None:
+    """A record whose partition is not of the size searched for: first in its block, or
+    leaving its block with fewer heads than records. The manifest is read the general way,
+    that record found."""
+    odd = SIZED[1] + bytes(8)
+    batch = [ManifestEntry(FileKind.ADD, SIZED[i % 2], 0, 1, _file(i)) for i in range(30)]
+    batch[odd_at] = dataclasses.replace(batch[odd_at], partition=odd)
+    data = _container(batch, 10)
+    answers = _spy(monkeypatch)
+    kept = _searched(data, {odd, SIZED[1]}, "odd-size", False)
+    assert kept == [e for e in batch if e.partition in (odd, SIZED[1])]
+    assert answers == [False]
+
+
+def test_a_kept_partition_that_fails_keep_fails_the_read() -> None:
+    """``keep`` raising on a record's partition: the general way asks it again and fails
+    the read as before; on a head inside another field, it is passed over."""
+    batch = [
+        ManifestEntry(FileKind.ADD, SIZED[i % 2], 0, 1, _file(i, min_key=FAKE_HEADS[6]))
+        for i in range(12)
+    ]
+    data = _container(batch, 5)
+
+    def keep(partition: bytes) -> bool:
+        if partition == SIZED[1]:
+            raise MetadataFormatError("bad partition")
+        return partition == SIZED[0]
+
+    with pytest.raises(MetadataFormatError, match="bad partition"):
+        deserialize_manifest(data, keep, scope="fails", partition_size=20)
+
+    def keep_fake(partition: bytes) -> bool:
+        if partition == SIZED[3]:  # only inside the keys
+            raise MetadataFormatError("not a partition")
+        return partition == SIZED[0]
+
+    kept = deserialize_manifest(data, keep_fake, scope="fails", partition_size=20)
+    assert kept == batch[0::2]
+
+
+def test_verdicts_of_the_general_way_serve_the_searched_reads_after() -> None:
+    """One plan's answers, shared: a manifest read the general way (a partition of another
+    size in it) decides the kept partition; the next manifest, searched, is not asked about
+    it again and still finds its entries."""
+    odd = SIZED[1] + bytes(8)
+    first = [ManifestEntry(FileKind.ADD, SIZED[i % 2], 0, 1, _file(i)) for i in range(10)]
+    first[0] = dataclasses.replace(first[0], partition=odd)
+    second = [ManifestEntry(FileKind.ADD, SIZED[i % 3], 0, 1, _file(i + 10)) for i in range(9)]
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition == SIZED[1]
+
+    verdicts = manifest_module.PartitionVerdicts()
+    kept = []
+    for batch in (first, second):
+        data = _container(batch, 4)
+        kept += deserialize_manifest(
+            data, keep, verdicts=verdicts, scope="shared", partition_size=20
+        )
+    assert kept == [e for e in first + second if e.partition == SIZED[1]]
+    assert len(asked) == len(set(asked)) and SIZED[1] in asked
+    assert verdicts.kept == {b"\x28" + SIZED[1]}
