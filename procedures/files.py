@@ -27,7 +27,9 @@ options but ``path``, and comment; its database too), or checks that the existin
 compatible (Paimon's checks: bucket, file format, primary and partition keys; beyond
 Paimon, the same columns rather than a superset, whose files would read wrongly), then
 copies the latest snapshot's files (``paimon_core.operations.copy``); ``result = true``.
-Targets in other catalogs are not supported.
+The byte copies are tasks, one per bucket, run where the ``CallContext`` says (Spark
+executors under ``PaimonSession``), and the driver commits once. Targets in other catalogs
+are not supported.
 """
 
 from __future__ import annotations
@@ -107,6 +109,12 @@ def _check_compatible(ctx: CallContext, source: FileStoreTable, target: FileStor
             )
 
 
+def _runner(ctx: CallContext) -> dict[str, Any]:
+    """Where the byte copies run: Spark tasks when the context has them (the driver plans
+    and commits), else in process."""
+    return {} if ctx.run_tasks is None else {"runner": ctx.run_tasks}
+
+
 def _copy(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     where = args["where"]
     predicate = None if where is None or not where.strip() else parse_where(ctx, where)
@@ -124,7 +132,7 @@ def _copy(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     if not new_database and catalog.table_exists(identifier):
         target = ctx.table(args["target_table"], "target_table")
         _check_compatible(ctx, source, target)
-        copy_files(source, target, predicate)
+        copy_files(source, target, predicate, **_runner(ctx))
         return ProcedureResult(COPY_OUTPUT, [(True,)])
     schema = replace(
         source.schema,
@@ -138,7 +146,8 @@ def _copy(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     try:
         catalog.create_table(identifier, schema)
         created = True
-        copy_files(source, ctx.table(args["target_table"], "target_table"), predicate)
+        target = ctx.table(args["target_table"], "target_table")
+        copy_files(source, target, predicate, **_runner(ctx))
     except BaseException:  # a refused copy leaves no table (nor database) of its own behind
         if created:
             catalog.drop_table(identifier, ignore_if_not_exists=True)

@@ -63,8 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["QUERIED_SYSTEM_TABLES", "MetadataEngine", "Rows", "ToSpark"]
 
-SPARK_PROCEDURES = frozenset({"compact", "compact_database", "rescale", "rewrite_file_index"})
-"""Procedures that read or rewrite data files: handed to Spark (`ToSpark`), whose executors
+SPARK_PROCEDURES = frozenset(
+    {"compact", "compact_database", "copy", "rescale", "rewrite_file_index"}
+)
+"""Procedures that read, rewrite or copy data files: handed to Spark (`ToSpark`), whose executors
 do the work (the driver only plans and commits)."""
 QUERIED_SYSTEM_TABLES = frozenset({"snapshots", "tags", "schemas", "options", "branches"})
 TIME_ZONE_CONF = "spark.sql.session.timeZone"

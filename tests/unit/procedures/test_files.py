@@ -544,3 +544,121 @@ def test_copy_takes_each_files_index_file_along(warehouse: str) -> None:
     assert sum(len(s.files) for s in pruned) == 1  # the index proves the others lack 101
     assert sorted(target.new_read().to_arrow(pruned).column("id").to_pylist()) == [1, 101]
     assert sorted(target.to_arrow().column("id").to_pylist()) == [0, 1, 2, 100, 101, 102]
+
+
+def _failing_copies(monkeypatch: pytest.MonkeyPatch, fail_at: int) -> list[str]:
+    """Make the ``fail_at``-th byte copy write a partial file and fail; returns the target
+    paths copied to, in order."""
+    from paimon_core.operations import copy
+
+    real = copy._copy_bytes
+    targets: list[str] = []
+
+    def copy_bytes(source_io: Any, source: str, target_io: Any, target: str) -> None:
+        targets.append(target)
+        if len(targets) == fail_at:
+            target_io.write_bytes(target, b"partial")
+            raise OSError(f"cannot copy {source}")
+        real(source_io, source, target_io, target)
+
+    monkeypatch.setattr(copy, "_copy_bytes", copy_bytes)
+    return targets
+
+
+def _observing_runner(root: str, after_failure: list[list[str]]) -> Any:
+    """An in-process runner that records the files under ``root`` when a task fails, before
+    the failure reaches the driver (what is left then is the task's doing)."""
+
+    def run(func: Any, tasks: Any) -> list[Any]:
+        results = []
+        for task in tasks:
+            try:
+                results.append(func(task))
+            except OSError:
+                after_failure.append(_files(root))
+                raise
+        return results
+
+    return run
+
+
+def test_a_failing_copy_task_deletes_the_files_it_copied(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task whose second file fails deletes the first file it copied and the half-written
+    second before the failure reaches the driver; nothing is committed."""
+    from paimon_core.operations import copy
+
+    catalog = new_catalog(warehouse)
+    source = new_table(catalog, commits=3)  # dt=2024-01-01: two files, 2024-01-02: one
+    target = new_table(catalog, "db.c", commits=0)
+    before = _files(target.path)
+    targets = _failing_copies(monkeypatch, fail_at=2)
+    after_failure: list[list[str]] = []
+    with pytest.raises(OSError, match="cannot copy"):
+        copy.copy_files(source, target, runner=_observing_runner(target.path, after_failure))
+    assert len(targets) == 2 and all("dt=2024-01-01" in t for t in targets)
+    assert after_failure == [before]  # the task itself deleted both
+    assert _files(target.path) == before and target.latest_snapshot() is None
+
+
+def test_a_failing_copy_task_makes_the_driver_delete_the_other_tasks_copies(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the second task fails after the first one finished, the driver deletes what
+    the first copied (Spark reports only the failure): the target is unchanged."""
+    from paimon_core.operations import copy
+
+    catalog = new_catalog(warehouse)
+    source = new_table(catalog, commits=3)
+    target = new_table(catalog, "db.c", commits=0)
+    before = _files(target.path)
+    targets = _failing_copies(monkeypatch, fail_at=3)
+    after_failure: list[list[str]] = []
+    with pytest.raises(OSError, match="cannot copy"):
+        copy.copy_files(source, target, runner=_observing_runner(target.path, after_failure))
+    assert len(targets) == 3 and "dt=2024-01-02" in targets[2]
+    (left,) = after_failure
+    assert len(set(left) - set(before)) == 2  # the first task's two copies, until the driver
+    assert _files(target.path) == before and target.latest_snapshot() is None
+
+
+def test_copy_runs_picklable_bucket_tasks_and_a_failed_commit_deletes_every_copy(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner gets one task per bucket (its data files and index files) and a function
+    that survive pickling (what Spark ships to executors); the driver commits once. When
+    that commit fails, every copied file is deleted and the target is unchanged."""
+    from paimon_core.operations import copy
+    from paimon_core.operations.commit import FileStoreCommit
+
+    source = _dv_table(warehouse)
+    catalog = FileSystemCatalog(warehouse)
+    call(catalog, "copy", "db.t", "db.c", "dt = 'x'")  # creates db.c, copies nothing
+    target = catalog.get_table("db.c")
+    assert target.latest_snapshot() is None
+    seen: list[list[Any]] = []
+
+    def pickling_runner(func: Any, tasks: Any) -> list[Any]:
+        seen.append(list(tasks))
+        shipped = pickle.loads(pickle.dumps((func, list(tasks))))
+        return [pickle.loads(pickle.dumps(shipped[0](t))) for t in shipped[1]]
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise CommitConflict("lost a race")
+
+    before = _files(target.path)
+    with monkeypatch.context() as patch:
+        patch.setattr(FileStoreCommit, "overwrite", refuse)
+        with pytest.raises(CommitConflict):
+            copy.copy_files(source, target, runner=pickling_runner)
+    assert _files(target.path) == before and target.latest_snapshot() is None
+    (tasks,) = seen
+    copies = [dst for t in tasks for _, dst in t.files]
+    assert len(tasks) == 2  # the buckets of dt=a and dt=b
+    assert sum(dst.endswith(".parquet") for dst in copies) == 2
+    assert sum("/index/" in dst for dst in copies) == 1  # dt=a's deletion vectors
+
+    assert copy.copy_files(source, target, runner=pickling_runner) == 1
+    assert target.latest_snapshot().commit_kind == CommitKind.OVERWRITE
+    assert _kvd_rows(target.to_arrow().to_pylist()) == [(2, "v2", "a"), (3, "v3", "b")]

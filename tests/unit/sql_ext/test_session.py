@@ -605,6 +605,36 @@ def test_rewrite_file_index_reads_files_on_spark_tasks(
     assert rows(session, "SELECT id FROM db.t WHERE id = 101") == [(101,)]
 
 
+def test_copy_copies_files_on_spark_tasks(
+    session: PaimonSession, core_table: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The byte copies of ``CALL sys.copy`` run in Spark tasks, never in the driver: the
+    driver's byte copy is made to fail, the executors' Python workers import the module
+    unpatched. The driver plans the names and commits the copy once (one OVERWRITE)."""
+    from paimon_core.operations import copy
+
+    def on_driver(*_: Any) -> Any:
+        raise AssertionError("a file was copied on the driver")
+
+    monkeypatch.setattr(copy, "_copy_bytes", on_driver)
+    source = core_table.get_table("db.t")
+    source_names = {
+        e.file.file_name for e in source.new_scan().read_entries(source.latest_snapshot())
+    }
+    assert rows(session, "CALL sys.copy(source_table => 'db.t', target_table => 'db.c')") == [
+        (True,)
+    ]
+    target = core_table.get_table("db.c")
+    assert target.snapshot_manager.list_snapshot_ids() == [1]
+    assert target.latest_snapshot().commit_kind.value == "OVERWRITE"
+    entries = target.new_scan().read_entries(target.latest_snapshot())
+    assert len(entries) == len(source_names) == 3
+    assert not {e.file.file_name for e in entries} & source_names
+    assert rows(session, "SELECT id, name, dt FROM db.c ORDER BY id") == rows(
+        session, "SELECT id, name, dt FROM db.t ORDER BY id"
+    )
+
+
 def test_rescale_rewrites_partitions_on_spark_tasks(
     session: PaimonSession, core_table: FileSystemCatalog
 ) -> None:

@@ -482,12 +482,10 @@ CALL sys.repair_earliest_snapshot(table => 'db.t', snapshot_id => 2);
 CALL sys.mark_partition_done(table => 'db.t', partitions => 'dt=2024-01-01');
 CALL sys.trigger_tag_automatic_creation(table => 'db.t');
 CALL sys.remove_unexisting_files(table => 'db.t', dry_run => true);
-CALL sys.copy(source_table => 'db.t', target_table => 'db.t_copy');
 CALL sys.expire_partitions(table => 'db.t', expiration_time => '1 d',
     timestamp_formatter => 'yyyy-MM-dd', max_expires => 1);
 CALL sys.purge_files(table => 'db.t');
-SELECT snapshot_id, commit_kind FROM db.t$snapshots;
-SELECT count(*) AS n FROM db.t_copy$snapshots
+SELECT snapshot_id, commit_kind FROM db.t$snapshots
 """
 
 
@@ -509,15 +507,17 @@ def test_partition_consumer_and_file_procedures_through_paimon_sql(warehouse: st
         {"previous_earliest_snapshot_id": 2, "current_earliest_snapshot_id": 2},
         {"result": True},
         {"result": True},
-        {"result": True},
         {"expired_partitions": "dt=2024-01-01"},
         {"result": "Success"},
         {"snapshot_id": 5, "commit_kind": "OVERWRITE"},
-        {"n": 1},
     ]
     # Marked done before the purge: a success file is neither data nor an orphan, it stays.
     assert os.path.exists(os.path.join(table.path, "dt=2024-01-01", "_SUCCESS"))
     assert done.stderr == "modules: []\n"
+    copy = shell("-e", "CALL sys.copy(source_table => 'db.t', target_table => 'db.c')")
+    assert copy.returncode == EXIT_FAILED  # its files are copied on Spark's executors
+    assert "pyspark must not be imported" in copy.stderr
+    assert not os.path.exists(os.path.join(warehouse, "db.db", "c"))
     failed = shell("-e", "CALL sys.expire_partitions(table => 'db.t')")
     assert failed.returncode == EXIT_FAILED
     assert failed.stderr == (

@@ -361,6 +361,7 @@ def test_queries_go_to_spark_under_other_query_settings(base: str, setting: str)
         "CALL sys.compact(table => 'db.t')",
         "CALL sys.rescale(table => 'db.t')",
         "CALL sys.rewrite_file_index(table => 'db.t')",
+        "CALL sys.copy(source_table => 'db.t', target_table => 'db.c')",
     ],
 )
 def test_procedures_that_read_data_files_go_to_spark(base: str, call: str) -> None:
