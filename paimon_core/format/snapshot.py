@@ -637,8 +637,8 @@ class SnapshotManager:
             return False
         try:
             version = self.file_io.version(path)
-        except FileNotFoundError:  # already expired or rolled back by another process
-            pass
+        except OSError:  # gone already (expired, rolled back) or a store's transient error:
+            pass  # only the cache misses it, the commit has happened
         else:
             self._remember(snapshot.snapshot_id, snapshot, version, data)
             PARSED_SNAPSHOTS.put(path, data, snapshot)

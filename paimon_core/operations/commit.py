@@ -53,6 +53,18 @@ STRICT_MODE_LAST_SAFE_SNAPSHOT = "commit.strict-mode.last-safe-snapshot"
 logger = logging.getLogger(__name__)
 
 PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
+
+
+_PUBLISHED_ATTRIBUTE = "paimon_published_snapshot"
+
+
+def published_before(error: BaseException) -> int | None:
+    """The id of the snapshot a commit had published when ``error`` interrupted it (in its
+    post-commit maintenance, say: a Ctrl-C), else None. The snapshot then owns the commit's
+    files, so a failure cleanup must not delete them."""
+    return getattr(error, _PUBLISHED_ATTRIBUTE, None)
+
+
 _PARALLEL_CHECKS = 16
 _PUBLISHED_TABLES = 8
 
@@ -127,6 +139,8 @@ class FileStoreCommit:
         # by the snapshot itself, not its id: a rollback elsewhere lets another commit take it.
         self._last: tuple[Snapshot, list[ManifestFileMeta]] | None = None
         self._last_safe = table.options.get_int(STRICT_MODE_LAST_SAFE_SNAPSHOT)
+        # A snapshot published by a commit call that then failed: abort() must keep its files.
+        self._published_then_failed: int | None = None
 
     # ----------------------------------------------------------------------------- API
 
@@ -267,8 +281,9 @@ class FileStoreCommit:
                 None,
                 None,
             )
-        except BaseException:
-            self.table.file_io.delete(statistics_path(self.table, name))
+        except BaseException as e:
+            if published_before(e) is None:
+                self.table.file_io.delete(statistics_path(self.table, name))
             raise
 
     def _inherited_statistics(self, latest: Snapshot | None) -> str | None:
@@ -350,6 +365,7 @@ class FileStoreCommit:
             1,
             written=written,
         )
+        published = False
         try:
             before = self._all_metas(latest)
             after = merger.merge(before)
@@ -378,17 +394,21 @@ class FileStoreCommit:
                 properties=latest.properties,
                 next_row_id=latest.next_row_id,
             )
-            if not table.snapshot_manager.commit(snapshot):
+            published = table.snapshot_manager.commit(snapshot)
+            if not published:
                 self._delete_manifests(written)
                 return False, None
-        except BaseException:
-            self._delete_manifests(written)
+            self._last = (snapshot, after)
+            PUBLISHED.put(table.branch_root, snapshot, after)
+            live = checkout(table, latest)
+            live.apply({}, snapshot)  # the same live files: only the manifests changed
+            give_back(table, live)
+        except BaseException as e:
+            if published:
+                self._interrupted_after(e, snapshot.snapshot_id)
+            elif published_before(e) is None:
+                self._delete_manifests(written)
             raise
-        self._last = (snapshot, after)
-        PUBLISHED.put(table.branch_root, snapshot, after)
-        live = checkout(table, latest)
-        live.apply({}, snapshot)  # the same live files: only the manifests changed
-        give_back(table, live)
         return True, snapshot.snapshot_id
 
     def truncate_table(self) -> int | None:
@@ -396,7 +416,19 @@ class FileStoreCommit:
         return self.overwrite([], partition=None)
 
     def abort(self, messages: Iterable[CommitMessage]) -> None:
-        """Delete the data, changelog and index files of messages that will not be committed."""
+        """Delete the data, changelog and index files of messages that will not be committed.
+
+        Nothing is deleted after a commit call of this committer that published its snapshot
+        and then failed (``published_before``): those files are the table's now.
+        """
+        if self._published_then_failed is not None:
+            logger.warning(
+                "Not deleting the files of snapshot %d: it was published before the commit "
+                "was interrupted",
+                self._published_then_failed,
+            )
+            self._published_then_failed = None
+            return
         io = self.table.file_io
         for m in messages:
             # A compaction's upgraded file keeps its name: only the files it wrote go.
@@ -611,6 +643,7 @@ class FileStoreCommit:
         watermark: int | None,
         properties: Mapping[str, str] | None,
     ) -> int:
+        self._published_then_failed = None
         options = self.table.options
         max_retries = options.commit_max_retries
         wait_ms = 10.0
@@ -619,22 +652,29 @@ class FileStoreCommit:
                 fresh=True, known=PUBLISHED.latest_id(self.table.branch_root)
             )
             live = checkout(self.table, latest)
+            published: Snapshot | None = None
             try:
-                changes = compute(latest, live)
-                cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
-                net = self._check_conflicts(live, changes.entries)
-                self._check_index_conflicts(latest, changes)
-                self._check_strict_mode(latest, changes, kind)
-                published = self._try_commit_once(
-                    latest, changes, kind, commit_identifier, watermark, properties
-                )
+                try:
+                    changes = compute(latest, live)
+                    cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
+                    net = self._check_conflicts(live, changes.entries)
+                    self._check_index_conflicts(latest, changes)
+                    self._check_strict_mode(latest, changes, kind)
+                    published = self._try_commit_once(
+                        latest, changes, kind, commit_identifier, watermark, properties
+                    )
+                    if published is not None:
+                        live.apply(net, published)
+                finally:
+                    give_back(self.table, live)
                 if published is not None:
-                    live.apply(net, published)
-            finally:
-                give_back(self.table, live)
-            if published is not None:
-                self._after_commit(published)
-                return published.snapshot_id
+                    self._after_commit(published)
+                    return published.snapshot_id
+            except BaseException as e:
+                snapshot_id = published_before(e) or (published and published.snapshot_id)
+                if snapshot_id:
+                    self._interrupted_after(e, snapshot_id)
+                raise
             if attempt < max_retries:
                 time.sleep(random.uniform(0, wait_ms) / 1000.0)
                 wait_ms = min(wait_ms * 2, 10_000.0)
@@ -665,6 +705,7 @@ class FileStoreCommit:
             options.manifest_full_compaction_threshold_size,
             written=written,
         )
+        published = False
         try:
             previous = self._all_metas(latest) if latest else []
             base = merger.merge(previous)
@@ -727,14 +768,18 @@ class FileStoreCommit:
                 properties=dict(properties) if properties else None,
             )
             self._check_added_files_exist(changes)
-            if not table.snapshot_manager.commit(snapshot):
+            published = table.snapshot_manager.commit(snapshot)
+            if not published:
                 self._delete_manifests(written)
                 return None
-        except BaseException:
-            self._delete_manifests(written)
+            self._last = (snapshot, base + delta)
+            PUBLISHED.put(table.branch_root, snapshot, self._last[1])
+        except BaseException as e:
+            if published:
+                self._interrupted_after(e, snapshot.snapshot_id)
+            elif published_before(e) is None:
+                self._delete_manifests(written)
             raise
-        self._last = (snapshot, base + delta)
-        PUBLISHED.put(table.branch_root, snapshot, self._last[1])
         return snapshot
 
     def _check_added_files_exist(self, changes: _Changes) -> None:
@@ -845,6 +890,14 @@ class FileStoreCommit:
                 io.delete(f"{self.table.path}/manifest/{name}")
             except OSError:
                 pass
+
+    def _interrupted_after(self, error: BaseException, snapshot_id: int) -> None:
+        """Record on ``error`` and on this committer that ``snapshot_id`` was published."""
+        self._published_then_failed = snapshot_id
+        try:
+            setattr(error, _PUBLISHED_ATTRIBUTE, snapshot_id)
+        except AttributeError:  # an exception type with __slots__: the committer knows
+            pass
 
     def _after_commit(self, snapshot: Snapshot) -> None:
         """Paimon's post-commit maintenance (snapshot expiry, automatic tags), handed in by

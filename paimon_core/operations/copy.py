@@ -50,6 +50,7 @@ from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.data_file_index import index_path_of
 from paimon_core.format.manifest import FileKind, IndexManifestEntry
 from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name
+from paimon_core.operations.commit import published_before
 from paimon_core.operations.dynamic_bucket import index_file_path
 from paimon_core.operations.file_index import INDEX_PATH_SUFFIX
 from paimon_core.operations.read import data_file_path
@@ -269,7 +270,9 @@ def copy_files(
         return target.new_commit().overwrite(
             list(plan.messages), dynamic=bool(target.schema.partition_keys)
         )
-    except BaseException:
+    except BaseException as e:
+        if published_before(e) is not None:
+            raise  # the copies are the target's now
         # A failed job reports only its failure: the finished tasks' copies are deleted
         # by the names the plan gave them (a missing one is skipped).
         for task in plan.tasks:

@@ -48,6 +48,7 @@ from paimon_core.format.file_index import (
 from paimon_core.format.manifest import DataFileMeta, FileKind, ManifestEntry
 from paimon_core.format.schema import TableSchema
 from paimon_core.format.types import to_arrow_type
+from paimon_core.operations.commit import published_before
 from paimon_core.operations.read import data_file_path
 from paimon_core.operations.scan import Predicate, TableScan
 
@@ -335,7 +336,9 @@ def rewrite_file_index(
     try:
         if messages:
             table.new_commit().commit(messages)
-    except BaseException:
+    except BaseException as e:
+        if published_before(e) is not None:
+            raise  # the index files are the table's now
         for r in results:
             for path in r.written:
                 table.file_io.delete(path)

@@ -44,6 +44,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
+from paimon_core.operations.commit import published_before
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import to_spark_type
@@ -203,7 +204,7 @@ class WriteJob:
         """Commit the tasks' messages (and ``deleted``, files the statement removes) in one
         snapshot, then remove what lost attempts left.
 
-        Any failure removes every file the job wrote.
+        Any failure before the snapshot is published removes every file the job wrote.
         """
         kept: set[str] = set()
         messages: list[CommitMessage] = list(deleted)
@@ -220,8 +221,11 @@ class WriteJob:
                 snapshot = commit.overwrite(messages, dynamic=dynamic)
             else:
                 snapshot = commit.overwrite(messages, partition=dict(overwrite))
-        except BaseException:
-            self.abort()
+        except BaseException as e:
+            if published_before(e) is None:
+                self.abort()
+            else:  # the committed files are the table's now: only the rest go
+                self.sweep(kept)
             raise
         self.sweep(kept)
         return snapshot

@@ -556,3 +556,100 @@ def _messages(table: FileStoreTable, ks: list[int], dt: str) -> list[CommitMessa
     write = table.new_write()
     write.write_arrow(_batch(ks, dt))
     return write.prepare_commit()
+
+
+class Interrupt(BaseException):
+    """Ctrl-C or SystemExit arriving while a commit runs: cleanups see it, hooks do not
+    swallow it."""
+
+
+def _interrupting(*_args: Any) -> None:
+    raise Interrupt()
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_an_interrupt_after_publishing_deletes_nothing_the_snapshot_needs(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch, overwrite: bool
+) -> None:
+    """The snapshot is the table's once published: a writer's failure cleanup that runs
+    because maintenance after it was interrupted must not delete its files."""
+    table = _table(warehouse, partition_keys=["dt"])
+    table.write_arrow(_batch([1, 2]))
+    monkeypatch.setattr("paimon_core.lifecycle.post_commit.auto_create_tags", _interrupting)
+    with pytest.raises(Interrupt):
+        table.write_arrow(_batch([3]), overwrite=overwrite)
+    monkeypatch.undo()
+    fresh = FileSystemCatalog(warehouse).get_table("db.t")
+    assert fresh.snapshot_manager.latest_snapshot_id() == 2
+    assert _keys(fresh) == ([3] if overwrite else [1, 2, 3])
+
+
+def test_an_interrupt_after_publishing_keeps_the_analyze_statistics(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paimon_core.format.statistics import Statistics, read_statistics
+
+    table = _table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    monkeypatch.setattr("paimon_core.lifecycle.post_commit.auto_create_tags", _interrupting)
+    stats = Statistics(table.latest_snapshot().snapshot_id, table.schema.schema_id, 2, None)
+    with pytest.raises(Interrupt):
+        table.new_commit().commit_statistics(stats)
+    monkeypatch.undo()
+    fresh = FileSystemCatalog(warehouse).get_table("db.t")
+    assert read_statistics(fresh, fresh.latest_snapshot()) is not None
+
+
+def test_a_failure_to_learn_the_version_of_a_published_snapshot_is_no_failure(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``snapshot-N`` written means committed: an object store's version lookup failing
+    afterwards (a transient error) must not report, nor clean up, a failed commit."""
+    table = _table(warehouse)
+    io = table.snapshot_manager.file_io
+
+    def version(path: str) -> Any:
+        raise OSError("503 Slow Down")
+
+    monkeypatch.setattr(io, "version", version)
+    assert table.write_arrow(_batch([1, 2])) == 1
+    monkeypatch.undo()
+    assert _keys(FileSystemCatalog(warehouse).get_table("db.t")) == [1, 2]
+
+
+def test_an_interrupt_after_a_compaction_published_keeps_its_files(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paimon_core.operations.compact import compact_table
+
+    table = _table(warehouse, primary_keys=["k"], options={"bucket": "1", "write-only": "true"})
+    table.write_arrow(_batch([1, 2]))
+    table.write_arrow(_batch([2, 3]))
+    put = PUBLISHED.put
+
+    def put_then_interrupt(*args: Any) -> None:  # the snapshot file is written by now
+        put(*args)
+        raise Interrupt()
+
+    monkeypatch.setattr(PUBLISHED, "put", put_then_interrupt)
+    with pytest.raises(Interrupt):
+        compact_table(table, full=True)
+    monkeypatch.undo()
+    fresh = FileSystemCatalog(warehouse).get_table("db.t")
+    assert fresh.latest_snapshot().commit_kind == CommitKind.COMPACT
+    assert _keys(fresh) == [1, 2, 3]
+
+
+def test_an_interrupt_after_a_copy_published_keeps_the_copied_files(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paimon_core.operations.copy import copy_files
+
+    source = _table(warehouse, partition_keys=["dt"])
+    source.write_arrow(_batch([1, 2]))
+    target = _table(warehouse, "copy", partition_keys=["dt"])
+    monkeypatch.setattr("paimon_core.lifecycle.post_commit.auto_create_tags", _interrupting)
+    with pytest.raises(Interrupt):
+        copy_files(source, target)
+    monkeypatch.undo()
+    assert _keys(FileSystemCatalog(warehouse).get_table("db.copy")) == [1, 2]

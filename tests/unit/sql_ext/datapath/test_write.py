@@ -469,3 +469,27 @@ def test_executors_write_the_file_indexes_java_reads(session: PaimonSession, ora
     got = oracle("read", session.warehouse, "default.ix")
     assert sorted(r["k"] for r in got) == list(range(40))
     assert [r[0] for r in session.sql("SELECT k FROM ix WHERE s = 's7'").collect()] == [7]
+
+
+class Interrupt(BaseException):
+    """A Ctrl-C arriving in a commit's post-commit maintenance."""
+
+
+def _interrupting(*_args: Any) -> None:
+    raise Interrupt()
+
+
+def test_an_interrupt_after_the_insert_published_keeps_its_files(
+    session: PaimonSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write job's failure cleanup must not delete files a published snapshot names."""
+    session.sql("CREATE TABLE pub (id INT, p INT) PARTITIONED BY (p)")
+    spread(session, "src_pub", [(i, i % 2) for i in range(8)], "id INT, p INT")
+    monkeypatch.setattr("paimon_core.lifecycle.post_commit.auto_create_tags", _interrupting)
+    with pytest.raises(Interrupt):
+        session.sql("INSERT INTO pub SELECT * FROM src_pub")
+    monkeypatch.undo()
+    t = table(session, "pub")
+    assert t.latest_snapshot().snapshot_id == 1
+    assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(8))
+    assert staging_left(t) == []
