@@ -27,6 +27,7 @@ before any is read, and the filtered/full ratios there show that pruning on top.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -46,6 +47,13 @@ from _common import Calibration, forget_reads, java_bench, median, ratio
 from paimon_core.catalog import FileSystemCatalog
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("p", pa.int32())])
+STRING_SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
+DAY0 = datetime.date(2022, 1, 1)
+
+
+def day(i: int) -> str:
+    """Partition ``i`` of the string table: a date (10 bytes), as ``dt`` usually is."""
+    return (DAY0 + datetime.timedelta(days=i)).isoformat()
 
 
 def build(warehouse: str, partitions: int, commits: int) -> None:
@@ -92,6 +100,28 @@ def build_disjoint(warehouse: str, partitions: int, commits: int) -> None:
         committer.commit(messages)
 
 
+def build_string(warehouse: str, partitions: int, commits: int) -> None:
+    """``db.s``: as ``db.t`` (every commit writes every partition), partitioned by a
+    ``dt STRING`` of dates: a partition row with a variable part (10 bytes)."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.s", STRING_SCHEMA, partition_keys=["dt"])
+    committer = table.new_commit()
+    days = [day(i) for i in range(partitions)]
+    for c in range(commits):
+        data = pa.table(
+            {
+                "k": list(range(c * partitions, (c + 1) * partitions)),
+                "v": ["x"] * partitions,
+                "dt": days,
+            },
+            schema=STRING_SCHEMA,
+        )
+        write = table.new_write()
+        write.write_arrow(data)
+        committer.commit(write.prepare_commit())
+
+
 def plan_ours(
     warehouse: str, use_files: bool = False, table: str = "db.t", **kwargs: object
 ) -> int:
@@ -115,6 +145,15 @@ TEN = {"predicate": [("p", "<", 10)]}
 TEN_IN = {"predicate": [("p", "in", tuple(range(5, 1000, 100)))]}
 HUNDRED = {"predicate": [("p", ">=", 300), ("p", "<", 400)]}
 FILTERED = {"p = 7": ONE, "p < 10": TEN, "p in (10 values)": TEN_IN, "300 <= p < 400": HUNDRED}
+STRING_FILTERED = {
+    "dt = day 7": ({"partition_filter": {"dt": day(7)}}, 1),
+    "dt < day 10": ({"predicate": [("dt", "<", day(10))]}, 10),
+    "dt in (10 values)": ({"predicate": [("dt", "in", tuple(map(day, range(5, 1000, 100))))]}, 10),
+    "day 300 <= dt < day 400": (
+        {"predicate": [("dt", ">=", day(300)), ("dt", "<", day(400))]},
+        100,
+    ),
+}
 
 NEW_PROCESS = """
 import json, sys, time
@@ -147,6 +186,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         build(tmp, args.partitions, args.commits)
         build_disjoint(tmp, args.partitions, args.commits)
+        build_string(tmp, args.partitions, args.commits)
         expected = args.partitions * args.commits
         assert plan_ours(tmp) == expected, "our plan missed files"
         assert plan_ours(tmp, table="db.d") == expected, "our plan missed files"
@@ -154,6 +194,9 @@ def main() -> None:
         for kwargs, partitions in ((ONE, 1), (TEN, 10), (TEN_IN, 10), (HUNDRED, 100)):
             assert plan_ours(tmp, **kwargs) == partitions * args.commits
             assert plan_ours(tmp, table="db.d", **kwargs) == partitions * args.commits
+        assert plan_ours(tmp, table="db.s") == expected, "our plan missed files"
+        for kwargs, partitions in STRING_FILTERED.values():
+            assert plan_ours(tmp, table="db.s", **kwargs) == partitions * args.commits
         cases: dict[str, tuple[Callable[[], object], bool]] = {
             "ours, cold": (lambda: plan_ours(tmp), True),
             "ours, cold, every file used": (lambda: plan_ours(tmp, use_files=True), True),
@@ -168,6 +211,12 @@ def main() -> None:
         for label, kwargs in FILTERED.items():
             cases[f"disjoint, cold, {label}"] = (
                 lambda kw=kwargs: plan_ours(tmp, table="db.d", **kw),
+                True,
+            )
+        cases["string, cold"] = (lambda: plan_ours(tmp, table="db.s"), True)
+        for label, (kwargs, _) in STRING_FILTERED.items():
+            cases[f"string, cold, {label}"] = (
+                lambda kw=kwargs: plan_ours(tmp, table="db.s", **kw),
                 True,
             )
         wall: dict[str, list[float]] = {name: [] for name in cases}
@@ -192,6 +241,7 @@ def main() -> None:
     factor = calibration.factor
     full_cpu = median(cpu["ours, cold"])
     disjoint_cpu = median(cpu["disjoint, cold"])
+    string_cpu = median(cpu["string, cold"])
     print(f"data files: {expected}; median of {args.runs} runs")
     print(f"{'':<36}{'wall ms':>9}{'cpu ms':>9}{'idle-eq ms':>12}{'cpu / cold full':>17}")
     for name in cases:
@@ -201,6 +251,8 @@ def main() -> None:
             share = f"{busy / full_cpu:>17.2f}"
         elif name.startswith("disjoint, cold"):  # to the full plan of the disjoint table
             share = f"{busy / disjoint_cpu:>17.2f}"
+        elif name.startswith("string, cold"):  # to the full plan of the string table
+            share = f"{busy / string_cpu:>17.2f}"
         print(f"{name:<36}{every:>9.1f}{busy:>9.1f}{busy / factor:>12.1f}{share}")
     fresh_full = median([c for _, c in fresh["full"]])
     for label, runs in fresh.items():
@@ -216,7 +268,7 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()[0]:.2f} (2 cores)")
     print("(idle-eq: median CPU time over the load factor; Java runs after ours, alone;")
     print(" cpu / cold full: of a new process, to the full plan in a new process; medians of 3;")
-    print(" of the disjoint table, to its cold full plan)")
+    print(" of the disjoint and string tables, to their own cold full plans)")
     cold = median(wall["ours, cold"])
     print(f"cold: ours is {ratio(cold, median(wall['pypaimon 2.1']))} than pypaimon")
     if java is not None:

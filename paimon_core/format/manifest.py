@@ -1274,6 +1274,7 @@ def decode_avro(
     verdicts: dict[bytes, bool] | None = None,
     scope: str = "",
     partition_size: int | None = None,
+    partition_arity: int | None = None,
 ) -> list:
     """Decode every record of an Avro file into objects as ``spec`` says.
 
@@ -1288,7 +1289,10 @@ def decode_avro(
     ``partition_size``: for manifests whose every ``_PARTITION`` has this many bytes (rows of
     fixed-size fields only): a ``keep`` read then finds the entries' heads by searching the
     bytes, and parses only the records it keeps (``_decode_by_heads``): records it does not
-    keep are not checked to parse.
+    keep are not checked to parse. ``partition_arity``: for tables whose partition has
+    variable-size fields (``dt STRING``), whose rows are still often all of one length: the
+    same search, with the size of the manifest's first partition, once checked that no
+    record has a partition of another size (of this arity), else the general way.
 
     Raises:
         MetadataFormatError: not a readable Avro file, a corrupt one, or a wrong ``_VERSION``.
@@ -1304,8 +1308,12 @@ def decode_avro(
             filter_field,
             verdicts,
             scope,
-            starts if partition_size is not None and filter_field == "_PARTITION" else None,
+            starts
+            if (partition_size is not None or partition_arity is not None)
+            and filter_field == "_PARTITION"
+            else None,
             partition_size,
+            partition_arity,
         )
     schema_json, body, count = read_avro_container(data)
     if spec is MANIFEST_SPEC_LAZY and count >= _LAZY_MATCH_RECORDS:
@@ -1374,6 +1382,7 @@ def _decode_filtered(
     scope: str,
     starts: list[tuple[int, int]] | None = None,
     partition_size: int | None = None,
+    partition_arity: int | None = None,
 ) -> list:
     pattern = record_pattern(schema_json, (((), filter_field, filter_field),), scope)
     if pattern is not None and not pattern.has_value:
@@ -1384,6 +1393,9 @@ def _decode_filtered(
         verdicts = {}
     try:
         with gc_paused():
+            guard = None
+            if partition_size is None and partition_arity is not None:
+                partition_size, guard = _first_partition_size(body), partition_arity
             if (
                 pattern is not None
                 and starts is not None
@@ -1392,7 +1404,7 @@ def _decode_filtered(
             ):
                 decode = _kept_decoder(schema_json, spec, scope)
                 if _decode_by_heads(
-                    body, starts, partition_size, pattern, keep, verdicts, seen, decode, out
+                    body, starts, partition_size, pattern, keep, verdicts, seen, decode, out, guard
                 ):
                     return out
                 out = []
@@ -1430,7 +1442,7 @@ class PartitionVerdicts(dict):
 
 
 _PLAIN_HEADS: dict[bytes, bool] = {}
-_HEAD_SEARCHES: dict[int, re.Pattern[bytes]] = {}
+_HEAD_SEARCHES: dict[tuple[int, int | None], re.Pattern[bytes]] = {}
 
 
 def _plain_head(schema_json: bytes) -> bool:
@@ -1454,19 +1466,44 @@ def _plain_head(schema_json: bytes) -> bool:
     return known
 
 
-def _head_search(size: int) -> re.Pattern[bytes]:
+def _head_search(size: int, guard: int | None = None) -> re.Pattern[bytes]:
     """The head of an entry of version 2, ADD or DELETE, whose partition has ``size`` bytes:
-    the raw ``_PARTITION`` (length and row) captured."""
-    found = _HEAD_SEARCHES.get(size)
+    the raw ``_PARTITION`` (length and row) captured. ``guard`` (an arity): also the head of
+    a partition of any other length whose row has that arity (a serialized partition
+    starts with it, big-endian), capturing its length and arity only (shorter than any
+    partition of ``size``, and not starting with its length): the records that a search
+    for ``size`` alone would miss."""
+    key = (size, guard)
+    found = _HEAD_SEARCHES.get(key)
     if found is None:
         version = re.escape(_zigzag_bytes(MANIFEST_VERSION))
         kinds = b"[%s]" % b"".join(re.escape(_zigzag_bytes(k)) for k in FileKind)
         length = re.escape(_zigzag_bytes(size))
+        head = length + b".{%d}" % size
+        if guard is not None:
+            other = rb"(?!%s)[\x80-\xff]*+[\x00-\x7f]" % length
+            head += b"|" + other + re.escape(_PARTITION_ARITY.pack(guard))
         # The rest a lookahead: heads overlapping one another (one not a record's) are all
         # found; the version byte first, which ``re`` searches for fast.
-        found = re.compile(version + b"(?=" + kinds + b"(" + length + b".{%d}))" % size, re.DOTALL)
-        _HEAD_SEARCHES[size] = found
+        found = re.compile(version + b"(?=" + kinds + b"(" + head + b"))", re.DOTALL)
+        _HEAD_SEARCHES[key] = found
     return found
+
+
+_PARTITION_ARITY = struct.Struct(">i")
+
+
+def _first_partition_size(body: bytes) -> int | None:
+    """The length of the first record's ``_PARTITION`` (after a one-byte version and kind),
+    if the body starts with such a head: the size a searched read of a table with
+    variable-size partition fields tries (then checks that every record has it)."""
+    if len(body) < 3 or body[0] != _VERSION_BYTE or body[1] not in _KIND_BYTES:
+        return None
+    try:
+        size, _ = _read_long(body, 2)
+    except (LookupError, ValueError):
+        return None
+    return size if 0 <= size <= len(body) else None
 
 
 def _zigzag_bytes(n: int) -> bytes:
@@ -1489,6 +1526,7 @@ def _decode_by_heads(
     seen: dict[Any, bool],
     decode: Callable[[bytes, int, list], None],
     out: list,
+    guard: int | None = None,
 ) -> bool:
     """A filtered read of a manifest whose partitions all have ``size`` bytes, in time of
     the kept records, not the file: whether it was done (else ``out`` is to be dropped and
@@ -1510,10 +1548,17 @@ def _decode_by_heads(
     head, and the search of each block to find at least its count of heads; anything
     else, or a record that the pattern has not learned, leaves the file to the general way.
     A record of a partition not kept is not parsed, so its damage goes unnoticed (the read
-    of every partition notices it)."""
+    of every partition notices it).
+
+    ``guard`` (the partition's arity): for partitions with variable-size fields, whose
+    rows need not all have ``size`` bytes (``size`` is then the first record's): the search
+    also finds heads of partitions of any other length with that arity, and one found (a
+    record of another size, or the same bytes inside a field) leaves the file to the
+    general way. So the file is searched only when every record's partition has ``size``
+    bytes, as with fixed-size fields."""
     length = _zigzag_bytes(size)
     head = len(length) + 2
-    search = _head_search(size)
+    search = _head_search(size, guard)
     found: list[list[bytes]] = []
     spans: list[tuple[int, int, int]] = []
     end = len(body)
@@ -1535,6 +1580,9 @@ def _decode_by_heads(
         found.append(heads)
         spans.append((start, stop, records))
     distinct = set().union(*found)
+    if guard is not None:
+        if set(map(len, distinct)) != {len(length) + size}:
+            return False  # a head of another size: perhaps a record the search misses
     suspects: set[bytes] = set()
     new = list(distinct.difference(verdicts))
     if new:
@@ -2021,14 +2069,21 @@ def deserialize_manifest(
     verdicts: dict[bytes, bool] | None = None,
     scope: str = "",
     partition_size: int | None = None,
+    partition_arity: int | None = None,
 ) -> list[ManifestEntry]:
     """The entries of a manifest file written by any Paimon version or pypaimon; with ``keep``
     only those of the partitions (serialized rows) it accepts (``verdicts``, ``scope``,
-    ``partition_size``: see ``decode_avro``); ``lazy``: files decoded on first use
-    (``MANIFEST_SPEC_LAZY``)."""
+    ``partition_size``, ``partition_arity``: see ``decode_avro``); ``lazy``: files decoded
+    on first use (``MANIFEST_SPEC_LAZY``)."""
     spec = MANIFEST_SPEC_LAZY if lazy else MANIFEST_SPEC
     return decode_avro(
-        data, spec, keep, verdicts=verdicts, scope=scope, partition_size=partition_size
+        data,
+        spec,
+        keep,
+        verdicts=verdicts,
+        scope=scope,
+        partition_size=partition_size,
+        partition_arity=partition_arity,
     )
 
 
@@ -2236,12 +2291,15 @@ class ManifestFile:
         lazy: bool = False,
         verdicts: dict[bytes, bool] | None = None,
         partition_size: int | None = None,
+        partition_arity: int | None = None,
     ) -> list[ManifestEntry]:
         """The entries of manifest ``name``; with ``keep``, only those of the partitions
         (serialized rows) it accepts. ``verdicts``: a dict that the reads of one plan share
         (``keep``'s answers by the bytes of a partition as written). ``partition_size``:
         the bytes of every serialized partition of the table, when its partition fields are
-        all of fixed size (a filtered read then looks only at the kept records).
+        all of fixed size (a filtered read then looks only at the kept records);
+        ``partition_arity``: else the partition's number of fields (the same, when the
+        manifest's partitions are found to be of one size).
 
         A ``keep`` read of a manifest not cached skips the entries of other partitions
         before decoding them. ``lazy`` (plans): the files of entries decoded from the file
@@ -2266,6 +2324,7 @@ class ManifestFile:
                         verdicts=verdicts,
                         scope=self.dir,
                         partition_size=partition_size,
+                        partition_arity=partition_arity,
                     ),
                 )
             entries = read_avro_file(

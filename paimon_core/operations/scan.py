@@ -15,12 +15,13 @@ import datetime as dt
 import math
 import struct
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import partial
 from itertools import repeat
-from operator import and_, itemgetter
+from operator import and_, itemgetter, not_, or_
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
@@ -282,6 +283,56 @@ _INT_SLOTS = {
 """Integer types: their value is the integer in the first bytes of the slot, nothing else."""
 _SLOT_OPS = {"=": "__eq__", "<": "__gt__", "<=": "__ge__", ">": "__lt__", ">=": "__le__"}
 """``value <op> literal`` as a method of the literal."""
+_STRING_ROOTS = frozenset(("CHAR", "VARCHAR"))
+
+
+def _int_check(
+    code: struct.Struct, offset: int, test: Callable[[int], bool], partitions: list[bytes]
+) -> Iterator[bool]:
+    """``test`` of the integer in the slot at ``offset`` of each serialized partition."""
+    return map(test, map(_FIRST, map(code.unpack_from, partitions, repeat(offset))))
+
+
+def _string_check(
+    offset: int, test: Callable[[bytes], bool], partitions: list[bytes]
+) -> Iterator[bool]:
+    """``test`` of the bytes of the string in the slot at ``offset`` of each serialized
+    partition, or True: where they do not sit alike in all (``_slot_strings``), and for
+    bytes not ASCII (a row's reader decodes bad UTF-8 with replacements, which do not
+    compare as their bytes; ASCII and the literal's UTF-8 compare as their strings)."""
+    strings = _slot_strings(partitions, offset)
+    if strings is None:
+        return repeat(True, len(partitions))
+    return map(or_, map(test, strings), map(not_, map(bytes.isascii, strings)))
+
+
+def _slot_strings(partitions: list[bytes], offset: int) -> list[bytes] | None:
+    """The bytes of the string in the slot at ``offset`` of each serialized partition, at C
+    speed, when they sit alike in all: all inline (7 bytes or fewer, in the slot) of one
+    length, or all at one place of the variable part (one slot: strings of one length,
+    as dates are); else None. The slot as ``binary_row._slot_bytes`` reads it."""
+    if not partitions or len(set(map(len, partitions))) != 1:
+        return None
+    size = len(partitions[0])
+    if offset + 8 > size:
+        return None
+    marks = set(map(itemgetter(offset + 7), partitions))
+    if len(marks) != 1:
+        return None
+    (mark,) = marks
+    if mark & 0x80:
+        return list(map(itemgetter(slice(offset, offset + min(mark & 0x7F, 8))), partitions))
+    slots = set(map(itemgetter(slice(offset, offset + 8)), partitions))
+    if len(slots) != 1:
+        return None
+    slot = int.from_bytes(slots.pop(), "little")
+    start = 4 + (slot >> 32)  # the arity first
+    stop = start + (slot & 0xFFFFFFFF)
+    if stop > size:
+        return None
+    return list(map(itemgetter(slice(start, stop)), partitions))
+
+
 _FIRST = itemgetter(0)
 
 
@@ -368,8 +419,17 @@ class TableScan:
         verdicts = PartitionVerdicts()
         size = self._partition_codec.exact_size
         size = None if size is None else 4 + size  # serialized: the arity first
+        # Variable-size fields: each manifest is searched if its partitions are of one size.
+        arity = self._partition_codec.arity if size is None else None
         chunks = [
-            read(m.file_name, keep, lazy=lazy, verdicts=verdicts, partition_size=size)
+            read(
+                m.file_name,
+                keep,
+                lazy=lazy,
+                verdicts=verdicts,
+                partition_size=size,
+                partition_arity=arity,
+            )
             for m in metas
         ]
         add = FileKind.ADD
@@ -427,37 +487,50 @@ class TableScan:
     def _slot_prefilter(
         self, preds: list[tuple[int, str, Any]]
     ) -> Callable[[list[bytes]], list[bool]] | None:
-        """For partitions of fixed-size fields: a condition that every partition ``preds``
-        keep meets, checked on many serialized partitions at once in C (the integer in the
-        slot of each integer column compared with an integer literal), so that a
-        manifest's read decides with Python steps only the partitions that meet it, not
-        each of the table's (``manifest._decode_by_heads``). A null's slot may hold
-        anything, whatever it answers there: these operators reject a null anyway."""
-        if self._partition_codec.exact_size is None:
-            return None
+        """A condition that every partition ``preds`` keep meets, checked on many serialized
+        partitions at once in C, so that a manifest's read decides with Python steps only
+        the partitions that meet it, not each of the table's (``manifest._decode_by_heads``,
+        which hands it partitions of one length): the integer in the slot of each integer
+        column compared with an integer literal; the bytes of each string column compared
+        with a string literal's UTF-8 (``_slot_strings``: when they sit alike in every
+        partition). A null's slot may hold anything, whatever it answers there: these
+        operators reject a null anyway."""
         width = self._partition_codec.width
-        checks: list[tuple[struct.Struct, int, Callable[[int], bool]]] = []
+        checks: list[Callable[[list[bytes]], Any]] = []
         for i, op, literal in preds:
-            code = _INT_SLOTS.get(self.partition_types[i].root)
-            if code is None:
-                continue
-            if op == "in" and all(type(v) is int or v is None for v in literal):
-                test: Callable[[int], bool] = frozenset(
-                    v for v in literal if v is not None
-                ).__contains__
-            elif op in _SLOT_OPS and type(literal) is int:
-                test = getattr(literal, _SLOT_OPS[op])
-            else:
-                continue
-            checks.append((code, 4 + width + 8 * i, test))
+            offset = 4 + width + 8 * i
+            root = self.partition_types[i].root
+            code = _INT_SLOTS.get(root)
+            if code is not None:
+                if op == "in" and all(type(v) is int or v is None for v in literal):
+                    test: Callable[[Any], bool] = frozenset(
+                        v for v in literal if v is not None
+                    ).__contains__
+                elif op in _SLOT_OPS and type(literal) is int:
+                    test = getattr(literal, _SLOT_OPS[op])
+                else:
+                    continue
+                checks.append(partial(_int_check, code, offset, test))
+            elif root in _STRING_ROOTS:
+                try:
+                    if op == "in" and all(type(v) is str or v is None for v in literal):
+                        test = frozenset(
+                            v.encode("utf-8") for v in literal if v is not None
+                        ).__contains__
+                    elif op in _SLOT_OPS and type(literal) is str:
+                        test = getattr(literal.encode("utf-8"), _SLOT_OPS[op])
+                    else:
+                        continue
+                except UnicodeEncodeError:  # a lone surrogate: no bytes to compare with
+                    continue
+                checks.append(partial(_string_check, offset, test))
         if not checks:
             return None
 
         def necessary(partitions: list[bytes]) -> list[bool]:
             passed: Any = None
-            for code, offset, test in checks:
-                values = map(_FIRST, map(code.unpack_from, partitions, repeat(offset)))
-                ok = map(test, values)
+            for check in checks:
+                ok = check(partitions)
                 passed = ok if passed is None else map(and_, passed, ok)
             return list(passed)
 

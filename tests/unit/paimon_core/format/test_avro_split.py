@@ -19,6 +19,7 @@ from paimon_core.exceptions import MetadataFormatError
 from paimon_core.format import avro_split
 from paimon_core.format import manifest as manifest_module
 from paimon_core.format.avro_split import RecordPattern, record_pattern
+from paimon_core.format.binary_row import serialize_row
 from paimon_core.format.manifest import (
     EMPTY_ROW,
     MANIFEST_SCHEMA,
@@ -35,6 +36,7 @@ from paimon_core.format.manifest import (
     write_avro_container,
 )
 from paimon_core.format.manifest import _encode_entry as encode_entry
+from paimon_core.format.types import STRING
 from paimon_core.io.fileio import LocalFileIO
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "avro"
@@ -677,3 +679,117 @@ def test_verdicts_of_the_general_way_serve_the_searched_reads_after() -> None:
     assert kept == [e for e in first + second if e.partition == SIZED[1]]
     assert len(asked) == len(set(asked)) and SIZED[1] in asked
     assert verdicts.kept == {b"\x28" + SIZED[1]}
+
+
+# ------------------- partitions with variable-size fields: searched when all of one size
+
+DATES = [serialize_row([f"2024-01-{d:02d}"], [STRING()]) for d in (1, 2, 3, 31)]
+"""Partitions of one STRING field of 10 bytes (in the variable part): every one 36 bytes."""
+SAME_SIZE = [serialize_row([s], [STRING()]) for s in ("2024-1-01", "ab-cd-ef-gh-ij-k", "é" * 8)]
+"""Other strings whose rows have the same 36 bytes (9 to 16 bytes of UTF-8)."""
+OTHER_SIZES = [serialize_row([s], [STRING()]) for s in (None, "", "x", "2024-01-01-extra-17")]
+"""Rows of the same arity and other sizes (inline strings, nulls, a longer variable part)."""
+STRINGS = DATES + SAME_SIZE + OTHER_SIZES
+STRING_FAKE_HEADS = [
+    b"\x04" + kind + bytes([len(p) * 2]) + p for p in STRINGS for kind in (b"\x00", b"\x02")
+]
+
+
+def _searched_strings(data: bytes, wanted: set[bytes], scope: str) -> list[ManifestEntry]:
+    """A filtered read as a plan of a table of one STRING partition field does it."""
+    asked: list[bytes] = []
+
+    def keep(partition: bytes) -> bool:
+        asked.append(partition)
+        return partition in wanted
+
+    kept = deserialize_manifest(data, keep, scope=scope, partition_arity=1)
+    assert len(asked) == len(set(asked))  # once per distinct partition
+    return kept
+
+
+def test_string_partitions_of_one_size_are_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of one size but strings of different lengths (and bytes): searched, the kept
+    records found, also with heads of their partitions inside keys."""
+    batch = [
+        ManifestEntry(
+            FileKind.ADD,
+            (DATES + SAME_SIZE)[i % 7],
+            0,
+            1,
+            _file(i, min_key=STRING_FAKE_HEADS[i % 14] if i % 3 else EMPTY_ROW),
+        )
+        for i in range(70)
+    ]
+    answers = _spy(monkeypatch)
+    for per_block in (1, 9, 70):
+        data = _container(batch, per_block)
+        for wanted in ({DATES[1]}, {SAME_SIZE[0], SAME_SIZE[2]}, set(), {DATES[3], b"nothing"}):
+            kept = _searched_strings(data, wanted, f"strings-{per_block}")
+            assert kept == [e for e in batch if e.partition in wanted]
+    assert answers and all(answers)
+
+
+@pytest.mark.parametrize("odd_at", [0, 9, 23, 29])
+@pytest.mark.parametrize("odd", OTHER_SIZES)
+def test_string_partitions_of_other_sizes_are_read_the_general_way(
+    monkeypatch: pytest.MonkeyPatch, odd_at: int, odd: bytes
+) -> None:
+    """One record of another size anywhere (first: its size is searched for, the others
+    are of another size): the manifest is read the general way, that record found."""
+    batch = [ManifestEntry(FileKind.ADD, DATES[i % 2], 0, 1, _file(i)) for i in range(30)]
+    batch[odd_at] = dataclasses.replace(batch[odd_at], partition=odd)
+    answers = _spy(monkeypatch)
+    for per_block in (10, 30):
+        data = _container(batch, per_block)
+        kept = _searched_strings(data, {odd, DATES[1]}, "odd-strings")
+        assert kept == [e for e in batch if e.partition in (odd, DATES[1])]
+    assert answers == [False, False]
+
+
+def test_a_head_of_another_size_inside_a_field_leaves_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """All records of one size, but a key holds the head of a partition of another size:
+    it may be a record's, so the manifest is read the general way (correct, not faster)."""
+    batch = [ManifestEntry(FileKind.ADD, DATES[i % 3], 0, 1, _file(i)) for i in range(12)]
+    batch[5] = dataclasses.replace(batch[5], file=_file(5, min_key=STRING_FAKE_HEADS[-3]))
+    answers = _spy(monkeypatch)
+    kept = _searched_strings(_container(batch, 5), {DATES[2]}, "fake-other")
+    assert kept == [e for e in batch if e.partition == DATES[2]]
+    assert answers == [False]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(FileKind),
+            st.sampled_from(DATES + SAME_SIZE) | st.sampled_from(STRINGS),
+            st.sampled_from(STRING_FAKE_HEADS) | st.binary(max_size=40),
+            st.sampled_from(STRING_FAKE_HEADS) | st.binary(max_size=8),
+        ),
+        max_size=30,
+    ),
+    st.sets(st.sampled_from(STRINGS)),
+    st.integers(1, 12),
+    st.sampled_from(["s", "fresh"]),
+)
+def test_a_searched_string_read_is_the_full_read_filtered(
+    drawn: list[tuple[FileKind, bytes, bytes, bytes]],
+    wanted: set[bytes],
+    per_block: int,
+    scope: str,
+) -> None:
+    """Partitions mostly of one size, sometimes of others; heads of any of them inside
+    keys and file names; blocks of 1 to 12 records."""
+    if scope == "fresh":
+        avro_split._PATTERNS.clear()
+    batch = [
+        _with_fake_heads(ManifestEntry(kind, partition, 0, 1, _file(i)), key, tail)
+        for i, (kind, partition, key, tail) in enumerate(drawn)
+    ]
+    data = _container(batch, per_block, "zstd")
+    assert deserialize_manifest(data) == batch
+    expected = [e for e in batch if e.partition in wanted]
+    assert _searched_strings(data, wanted, scope) == expected

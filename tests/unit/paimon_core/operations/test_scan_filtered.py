@@ -356,3 +356,210 @@ def test_searched_partition_predicates(
     assert all(searched)
     # Every manifest searched, unless the manifest list's partition stats pruned them all.
     assert searched or predicate == [("a", "in", ())]
+
+
+# ----------------------- partitions with variable-size fields: searched when of one size
+
+DT_SAME = ["2024-01-01", "2024-01-02", "2024-02-29", "2024-1-05", "2024-12-31x", "Ünïcode-x"]
+"""Strings of 9 to 16 bytes: partition rows (dt, h) of one size (the variable part 16)."""
+DT_OTHER = [None, "", "x", "2024-01-01 00:00:00 UTC"]
+"""Strings whose rows are of other sizes (null and inline: none; 23 bytes: 24)."""
+H_VALUES = [None, 0, 7]
+DATED = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("h", pa.int32())])
+
+
+def _dated_rows(dts: list[str | None]) -> pa.Table:
+    pairs = [(dt, h) for dt in dts for h in H_VALUES]
+    return pa.table(
+        {"k": list(range(len(pairs))), "dt": [d for d, _ in pairs], "h": [h for _, h in pairs]},
+        schema=DATED,
+    )
+
+
+def _ours_dated(root: Path) -> FileStoreTable:
+    """Partitions (dt STRING, h INT): four commits of rows of one size, one of short
+    strings only (another size, but one per manifest), one mixing sizes (its manifest read
+    the general way), then an overwrite (DELETE entries)."""
+    catalog = FileSystemCatalog(str(root))
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.dated", DATED, partition_keys=["dt", "h"])
+    for commit in range(4):
+        table.write_arrow(_dated_rows(DT_SAME[commit % 3 :: 1 + commit % 2]))
+    table.write_arrow(_dated_rows(["", "x"]))
+    table.write_arrow(_dated_rows(DT_OTHER + DT_SAME[:2]))
+    table.write_arrow(_dated_rows(["2024-01-02", "x"])[:2], overwrite=True)
+    return table
+
+
+def _javas_dated(root: Path, oracle: Callable[..., Any]) -> FileStoreTable:
+    """Java 0.9's manifests of a table partitioned by (dt STRING, h INT), rows of one size."""
+    warehouse = str(root)
+    oracle(
+        "create-table",
+        warehouse,
+        "db.jdated",
+        "--schema",
+        "k BIGINT, dt STRING, h INT",
+        "--partition",
+        "dt,h",
+    )
+    ascii_dts = [d for d in DT_SAME if d.isascii()]  # the oracle's JSON in argv: ASCII
+    for commit in range(3):
+        rows = _dated_rows(ascii_dts[commit::2]).to_pylist()
+        oracle("write", warehouse, "db.jdated", "--json-rows", json.dumps(rows))
+    return FileSystemCatalog(warehouse).get_table("db.jdated")
+
+
+@pytest.fixture(scope="module")
+def dated_tables(
+    tmp_path_factory: pytest.TempPathFactory, oracle: Callable[..., Any]
+) -> dict[str, FileStoreTable]:
+    root = tmp_path_factory.mktemp("dated")
+    return {"ours": _ours_dated(root), "java": _javas_dated(root, oracle)}
+
+
+def _check_dated(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
+    MANIFEST_CACHE.clear()
+    everything = _files(table)
+    index = {"dt": 0, "h": 1}
+    expected = {
+        f
+        for f in everything
+        if all(_sql_matches(op, lit, f[0][index[c]]) for c, op, lit in predicate)
+    }
+    MANIFEST_CACHE.clear()
+    assert _files(table, predicate=predicate) == expected  # manifests searched
+    assert _files(table, predicate=predicate) == expected  # read again: decoded whole, cached
+
+
+def _dated_literal(column: str) -> st.SearchStrategy[Any]:
+    if column == "h":
+        return st.sampled_from([0, 7]) | st.integers(-2, 9)
+    known = st.sampled_from([v for v in DT_SAME + DT_OTHER if v is not None])
+    return known | st.text(max_size=12) | known.map(lambda s: s[:-1])
+
+
+@st.composite
+def _dated_conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
+    column = draw(st.sampled_from(["dt", "dt", "h"]))
+    op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]))
+    if op in ("is_null", "is_not_null"):
+        return (column, op, None)
+    if op == "in":
+        items = st.lists(_dated_literal(column) | st.none(), min_size=1, max_size=4)
+        return (column, op, tuple(draw(items)))
+    return (column, op, draw(_dated_literal(column)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_dated_conjunct(), min_size=1, max_size=3),
+    st.sampled_from(["ours", "java"]),
+    st.booleans(),
+)
+def test_a_searched_plan_of_string_partitions_is_the_full_plan_filtered(
+    dated_tables: dict[str, FileStoreTable],
+    predicate: list[tuple[str, str, Any]],
+    which: str,
+    forget_patterns: bool,
+) -> None:
+    if forget_patterns:
+        avro_split._PATTERNS.clear()
+    _check_dated(dated_tables[which], predicate)
+
+
+@pytest.mark.parametrize("which", ["ours", "java"])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        [("dt", "=", "2024-01-02")],
+        [("dt", "=", "Ünïcode-x"), ("h", "=", 7)],
+        [("dt", "in", ("2024-1-05", "x", None, "2024-02-29"))],
+        [("dt", "<", "2024-02")],
+        [("dt", ">=", "2024-01-02"), ("dt", "<", "2024-12-31")],
+        [("dt", "=", "x")],
+        [("dt", "is_null", None)],
+        [("h", "in", (0, None))],
+    ],
+)
+def test_searched_string_partition_predicates(
+    dated_tables: dict[str, FileStoreTable],
+    which: str,
+    predicate: list[tuple[str, str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Java's manifests (rows of one size) are all searched; ours too but those mixing
+    sizes, read the general way: the sixth commit's and the overwrite's (its DELETE
+    entries name files of every size)."""
+    from paimon_core.format import manifest
+
+    searched: list[bool] = []
+    real = manifest._decode_by_heads
+
+    def spy(*args: Any) -> bool:
+        searched.append(real(*args))
+        return searched[-1]
+
+    monkeypatch.setattr(manifest, "_decode_by_heads", spy)
+    _check_dated(dated_tables[which], predicate)
+    if which == "java":
+        assert all(searched)
+    else:
+        assert searched.count(False) <= 2
+
+
+@st.composite
+def _dated_partitions(draw: st.DrawFn) -> list[tuple[str | None, int | None]]:
+    """Partitions mostly of strings of one length (dates: their bytes in one place of each
+    row, or inline), sometimes others; any letters (ASCII or not)."""
+    length = draw(st.integers(0, 17))
+    letters = st.sampled_from("0123-9x") | st.characters(codec="utf-8")
+    same = st.text(letters, min_size=length, max_size=length)
+    dts = st.lists(same | st.sampled_from(DT_SAME + DT_OTHER) | st.none(), max_size=4)
+    return draw(st.lists(st.tuples(same, st.sampled_from(H_VALUES)), min_size=1, max_size=12)) + [
+        (dt, 0) for dt in draw(dts)
+    ]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_dated_partitions(), st.lists(_dated_conjunct(), min_size=1, max_size=2), st.booleans())
+def test_the_slot_prefilter_passes_every_kept_string_partition(
+    dated_tables: dict[str, FileStoreTable],
+    partitions: list[tuple[str | None, int | None]],
+    predicate: list[tuple[str, str, Any]],
+    uniform: bool,
+) -> None:
+    """``keep.necessary`` (strings compared as their bytes, in C) holds for every partition
+    ``keep`` keeps, of one size or not."""
+    from paimon_core.format.binary_row import serialize_row
+
+    scan = dated_tables["ours"].new_scan()
+    keep = scan._partition_keeper(scan._partition_predicates(None, predicate), None)
+    assert keep is not None
+    necessary = getattr(keep, "necessary", None)
+    if necessary is None:
+        return
+    raws = [serialize_row(list(p), scan.partition_types) for p in partitions]
+    if uniform:  # as the searched read hands them over: of one size
+        raws = [r for r in raws if len(r) == len(raws[0])]
+    passed = necessary(raws)
+    assert len(passed) == len(raws)
+    assert all(ok for raw, ok in zip(raws, passed) if keep(raw))
+
+
+def test_the_slot_prefilter_rules_out_dates_in_c(dated_tables: dict[str, FileStoreTable]) -> None:
+    """Dates (one place in every row) and short strings (inline, one length) are compared
+    by ``necessary``: only those that compare as wanted pass."""
+    from paimon_core.format.binary_row import serialize_row
+
+    scan = dated_tables["ours"].new_scan()
+    for days, pred in (
+        ([f"2024-01-{d:02d}" for d in range(1, 31)], ("dt", "<", "2024-01-10")),
+        ([f"d{d:02d}" for d in range(30)], ("dt", "in", ("d03", "d04", "d08", "x"))),
+    ):
+        keep = scan._partition_keeper(scan._partition_predicates(None, [pred]), None)
+        necessary = getattr(keep, "necessary", None)
+        assert necessary is not None
+        raws = [serialize_row([d, 0], scan.partition_types) for d in days]
+        assert necessary(raws) == list(map(keep, raws))
+        assert sum(necessary(raws)) in (3, 9)
