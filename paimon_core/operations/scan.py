@@ -289,7 +289,12 @@ _STRING_ROOTS = frozenset(("CHAR", "VARCHAR"))
 def _int_check(
     code: struct.Struct, offset: int, test: Callable[[int], bool], partitions: list[bytes]
 ) -> Iterator[bool]:
-    """``test`` of the integer in the slot at ``offset`` of each serialized partition."""
+    """``test`` of the integer in the slot at ``offset`` of each serialized partition (of
+    one length), or True when they are too short to hold it (a searched read of a table
+    with variable-size fields takes its size from a manifest's first record: a damaged one
+    is the general way's to report)."""
+    if partitions and len(partitions[0]) < offset + code.size:
+        return repeat(True, len(partitions))
     return map(test, map(_FIRST, map(code.unpack_from, partitions, repeat(offset))))
 
 
