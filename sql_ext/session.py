@@ -274,6 +274,8 @@ class PaimonSession:
         self.current_database: str = DEFAULT_DATABASE
         self._default_ready = False
         self._pinned: list[str] = []
+        # The pinned reads of each temporary view (lower-case name), dropped with it.
+        self._view_pins: dict[str, list[str]] = {}
         data_source.register(spark, {"warehouse": self.warehouse, **self.catalog.options})
 
     # ------------------------------------------------------------------------ public
@@ -311,6 +313,7 @@ class PaimonSession:
         for name in self._pinned:
             self.spark.catalog.dropTempView(name)
         self._pinned.clear()
+        self._view_pins.clear()
         if self._owns_spark:
             self.spark.stop()
 
@@ -401,7 +404,12 @@ class PaimonSession:
                 if not temporary and isinstance(view, exp.Table):
                     self._refuse_paimon_view("CREATE VIEW", view)
                 refusal = None if temporary else _PERMANENT_VIEW
-                return self._query(statement, pin=True, refusal=refusal)
+                owner = view.name if temporary and isinstance(view, exp.Table) else None
+                pinned = len(self._pinned)
+                result = self._query(statement, pin=True, refusal=refusal)
+                if owner:
+                    self._own_pins(owner, self._pinned[pinned:])
+                return result
             return self._query(statement)
         if isinstance(tree, exp.Drop):
             kind = str(tree.args.get("kind") or "").upper()
@@ -413,6 +421,10 @@ class PaimonSession:
                     not view.db and self._is_temp_view(view.name)
                 ):
                     self._refuse_paimon_view("DROP VIEW", view)
+                result = self._spark_sql(text)
+                if isinstance(view, exp.Table) and not view.db:
+                    self._own_pins(view.name, [])
+                return result
             return self._spark_sql(text)
         if isinstance(tree, exp.Insert):
             return self._insert(statement)
@@ -500,6 +512,16 @@ class PaimonSession:
             return self.catalog.table_exists(f"{database}.{name}")
         except PaimonError:
             return False
+
+    def _own_pins(self, view: str, pins: list[str]) -> None:
+        """``view`` now holds ``pins`` (none once dropped): the reads its earlier definition
+        pinned are dropped, nothing else refers to them (a view that reads ``view`` names
+        it, not its reads)."""
+        for name in self._view_pins.pop(view.lower(), []):
+            self.spark.catalog.dropTempView(name)
+            self._pinned.remove(name)
+        if pins:
+            self._view_pins[view.lower()] = pins
 
     def _is_temp_view(self, name: str) -> bool:
         """Whether `name` is a temporary view of the session (which hides a Paimon table

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from pypaimon import CatalogFactory
-from pyspark.errors import PySparkException
+from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
@@ -661,3 +661,34 @@ def test_rescale_rewrites_partitions_on_spark_tasks(
     assert {e.total_buckets for e in entries} == {2} and len(entries) > 2
     assert table.latest_snapshot().commit_kind.value == "OVERWRITE"
     assert rows(session, "SELECT id, name, dt FROM db.k ORDER BY dt, id") == before
+
+
+def _pinned_views(spark: SparkSession) -> set[str]:
+    return {t.name for t in spark.catalog.listTables("default") if t.name.startswith("__paimon_")}
+
+
+def test_replacing_or_dropping_a_temp_view_drops_the_reads_it_pinned(
+    session: PaimonSession, spark: SparkSession
+) -> None:
+    """A long shell session that redefines a view must not keep every earlier definition's
+    planned reads registered (each holds a table's file list) until it stops."""
+    session.sql("CREATE TABLE pins (a INT)")
+    session.sql("INSERT INTO pins VALUES (1), (2)")
+    before = _pinned_views(spark)
+    session.sql("CREATE OR REPLACE TEMPORARY VIEW pv AS SELECT * FROM pins")
+    of_pv = _pinned_views(spark) - before
+    session.sql("CREATE TEMPORARY VIEW pw AS SELECT a * 10 AS b FROM pv")
+    of_pw = _pinned_views(spark) - before - of_pv
+    assert of_pv
+    session.sql("INSERT INTO pins VALUES (3)")
+    session.sql("CREATE OR REPLACE TEMPORARY VIEW pv AS SELECT * FROM pins WHERE a > 1")
+    of_new_pv = _pinned_views(spark) - before - of_pw
+    assert of_new_pv and not of_new_pv & of_pv
+    assert sorted(r[0] for r in session.sql("SELECT b FROM pw").collect()) == [20, 30]
+    with pytest.raises(AnalysisException, match="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS"):
+        session.sql("CREATE TEMPORARY VIEW pv AS SELECT * FROM pins WHERE a > 2")
+    assert sorted(r[0] for r in session.sql("SELECT b FROM pw").collect()) == [20, 30]
+    session.sql("DROP VIEW pw")
+    assert _pinned_views(spark) - before == of_new_pv
+    session.sql("DROP VIEW pv")
+    assert _pinned_views(spark) == before
