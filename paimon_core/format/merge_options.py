@@ -250,6 +250,12 @@ def validate_merge_options(schema: TableSchema) -> None:
         raise SchemaError(
             "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."
         )
+    if _bool(options, "deletion-vectors.merge-on-read") and not _bool(
+        options, "deletion-vectors.enabled"
+    ):
+        raise SchemaError(
+            "deletion-vectors.merge-on-read requires deletion-vectors.enabled to be true."
+        )
     if engine == "first-row" and _bool(options, "deletion-vectors.enabled"):
         raise SchemaError(
             "First row merge engine does not need deletion vectors because there is no "

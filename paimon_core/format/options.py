@@ -196,6 +196,7 @@ class CoreOptions(Mapping[str, str]):
     MERGE_ENGINE = "merge-engine"
     SEQUENCE_FIELD = "sequence.field"
     DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
+    DELETION_VECTORS_MERGE_ON_READ = "deletion-vectors.merge-on-read"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, str] = {
@@ -377,6 +378,12 @@ class CoreOptions(Mapping[str, str]):
     @cached_property
     def deletion_vectors_enabled(self) -> bool:
         return self.get_bool(self.DELETION_VECTORS_ENABLED, False)
+
+    @cached_property
+    def deletion_vectors_merge_on_read(self) -> bool:
+        """Paimon 2.0: batch reads of a deletion-vector table merge its level-0 files in
+        rather than leave them out until a compaction moves them up."""
+        return self.get_bool(self.DELETION_VECTORS_MERGE_ON_READ, False)
 
     @cached_property
     def dynamic_bucket_target_row_num(self) -> int:

@@ -782,8 +782,9 @@ class TableScan:
         a file's value stats, and for deletion-vector tables its embedded index, decide.
         A bucket whose files do not overlap (one level above 0) keeps the files that may
         match; any other keeps all its files when one may match, and all of them anyway for
-        partial-update and aggregation tables without deletion vectors (their rows merge
-        into values no single file holds)."""
+        partial-update and aggregation tables whose reads merge (without deletion vectors,
+        or with ``deletion-vectors.merge-on-read``: their rows merge into values no single
+        file holds; Java 2.0 still drops such a bucket under merge-on-read, losing rows)."""
         stats = self._value_stats_filter(predicate)
         options = self.table.options
         index = (
@@ -797,7 +798,7 @@ class TableScan:
         def may_match(e: ManifestEntry) -> bool:
             return (stats is None or stats(e.file)) and (index is None or index(e))
 
-        merging = not options.deletion_vectors_enabled and options.merge_engine in (
+        merging = not self.skips_level0 and options.merge_engine in (
             "partial-update",
             "aggregation",
         )
@@ -819,11 +820,14 @@ class TableScan:
     def skips_level0(self) -> bool:
         """Java's ``batchScanSkipLevel0``: first-row tables and primary-key tables with
         deletion vectors are compacted (with lookup) after every commit, and a batch read
-        leaves their level-0 files, not yet deduplicated, unread."""
+        leaves their level-0 files, not yet deduplicated, unread; unless
+        ``deletion-vectors.merge-on-read`` (Paimon 2.0) has them merged in."""
         options = self.table.options
-        return self.table.is_primary_key_table and (
-            options.merge_engine == "first-row" or options.deletion_vectors_enabled
-        )
+        if not self.table.is_primary_key_table:
+            return False
+        if options.deletion_vectors_enabled:
+            return not options.deletion_vectors_merge_on_read
+        return options.merge_engine == "first-row"
 
     def plan_partitions(
         self,

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import MergeError
+from paimon_core.exceptions import MergeError, SchemaError
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
 from paimon_core.format.manifest import FileKind
 from paimon_core.format.snapshot import CommitKind
@@ -305,3 +305,62 @@ def test_a_delete_on_a_first_row_table_fails_its_write(warehouse: str) -> None:
     with pytest.raises(MergeError, match="You can config 'ignore-delete' to ignore the DELETE"):
         _write(table, [(2, "b", 2)], DELETE)
     assert _kinds(table) == snapshots and _ours(table) == [(1, "a", 1)]
+
+
+def _write_only(table: FileStoreTable, rows: list[tuple], kind: int = INSERT) -> None:
+    data = pa.table(
+        {
+            "k": pa.array([r[0] for r in rows], pa.int32()),
+            "v": [r[1] for r in rows],
+            "n": pa.array([r[2] for r in rows], pa.int64()),
+            "dt": ["a"] * len(rows),
+        },
+        schema=SCHEMA,
+    )
+    fresh = FileSystemCatalog(table.path.rsplit("/", 2)[0]).get_table("db.t")
+    fresh.copy({"write-only": "true"}).write_arrow(
+        data, row_kinds=pa.array([kind] * len(rows), pa.int8())
+    )
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        {},
+        {"merge-engine": "partial-update"},
+        {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"},
+    ],
+)
+def test_merge_on_read_shows_level_zero_merged_with_the_vectors(
+    warehouse: str, engine: dict[str, str]
+) -> None:
+    """Paimon 2.0's ``deletion-vectors.merge-on-read``: a batch read of a deletion-vector
+    table merges the level-0 files into the compacted rows (their vectors applied) instead of
+    leaving them out; as a table option or a dynamic one."""
+    table = _table(warehouse, **{"deletion-vectors.enabled": "true", **engine})
+    _write(table, [(1, "a", 1), (2, "b", 2)])
+    _write(table, [(1, "c", 10)])  # compacted up: the older row of key 1 marked in a vector
+    _write_only(table, [(2, None, 20), (3, "d", 3)])  # stays on level 0
+    _write_only(table, [(1, None, 100)], kind=DELETE if not engine else INSERT)
+    compacted = _ours(table)
+    merged = sorted(
+        (r["k"], r["v"], r["n"])
+        for r in table.copy({"deletion-vectors.merge-on-read": "true"}).to_arrow().to_pylist()
+    )
+    expected = {
+        "": ([(1, "c", 10), (2, "b", 2)], [(2, None, 20), (3, "d", 3)]),
+        "partial-update": ([(1, "c", 10), (2, "b", 2)], [(1, "c", 100), (2, "b", 20), (3, "d", 3)]),
+        "aggregation": ([(1, "c", 11), (2, "b", 2)], [(1, "c", 111), (2, "b", 22), (3, "d", 3)]),
+    }[engine.get("merge-engine", "")]
+    assert (compacted, merged) == expected
+    pruned = table.copy({"deletion-vectors.merge-on-read": "true"}).to_arrow(
+        predicate=[("n", ">", 50)]
+    )  # files are pruned, rows are not filtered: no file a merged row needs may go
+    assert sorted((r["k"], r["n"]) for r in pruned.to_pylist() if r["n"] > 50) == [
+        (k, n) for k, _, n in expected[1] if n > 50
+    ]
+
+
+def test_merge_on_read_needs_deletion_vectors(warehouse: str) -> None:
+    with pytest.raises(SchemaError, match=r"requires deletion-vectors\.enabled to be true"):
+        _table(warehouse, **{"deletion-vectors.merge-on-read": "true"})

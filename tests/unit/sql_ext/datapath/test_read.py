@@ -565,3 +565,29 @@ def test_sketch_bitmap_and_nested_aggregates_from_spark_sql(session: PaimonSessi
     assert theta_estimate(bytes(th)) == 3.0
     assert {k: tuple(v) for k, v in mm.items()} == {"c": ("v2", "2")}
     assert [tuple(r) for r in np_] == [(7, 1, "x")]
+
+
+def test_deletion_vector_merge_on_read_through_sql(session: PaimonSession) -> None:
+    """``deletion-vectors.merge-on-read`` (Paimon 2.0) as a table option and as a session
+    option: the level-0 rows a write-only writer left join the read, merged by key."""
+    session.sql(
+        "CREATE TABLE mor (k INT, v STRING) TBLPROPERTIES ("
+        "'primary-key' = 'k', 'bucket' = '1', 'deletion-vectors.enabled' = 'true')"
+    )
+    session.sql("INSERT INTO mor VALUES (1, 'a'), (2, 'b')")
+    session.sql("INSERT INTO mor VALUES (1, 'c')")
+    session.sql("ALTER TABLE mor SET TBLPROPERTIES ('write-only' = 'true')")
+    session.sql("INSERT INTO mor VALUES (2, 'd'), (3, 'e')")
+
+    def rows(query: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in session.sql(query).collect())
+
+    assert rows("SELECT * FROM mor") == [(1, "c"), (2, "b")]
+    session.sql("SET `spark.paimon.deletion-vectors.merge-on-read` = true")
+    try:
+        assert rows("SELECT * FROM mor WHERE v > 'b'") == [(1, "c"), (2, "d"), (3, "e")]
+    finally:
+        session.sql("RESET `spark.paimon.deletion-vectors.merge-on-read`")
+    assert rows("SELECT * FROM mor") == [(1, "c"), (2, "b")]
+    session.sql("ALTER TABLE mor SET TBLPROPERTIES ('deletion-vectors.merge-on-read' = 'true')")
+    assert rows("SELECT count(*) FROM mor") == [(3,)]
