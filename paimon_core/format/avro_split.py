@@ -46,7 +46,8 @@ class Unsupported(Exception):
     """A schema the expression cannot describe (maps, recursion, an odd filter field)."""
 
 
-def _zigzag(n: int) -> bytes:
+def long_bytes(n: int) -> bytes:
+    """Avro's encoding of a long (zigzag varint)."""
     n = (n << 1) ^ (n >> 63)
     out = bytearray()
     while n > 0x7F:
@@ -56,7 +57,18 @@ def _zigzag(n: int) -> bytes:
     return bytes(out)
 
 
-def _varint(buf: bytes, p: int) -> tuple[int, int]:
+def register_named(named: dict[str, dict], schema: dict, ns: str) -> str:
+    """Record the named Avro type ``schema`` (in namespace ``ns``) under its full name in
+    ``named``; returns the namespace its own fields resolve names in."""
+    name = schema.get("name", "")
+    space = schema.get("namespace", ns)
+    full = name if "." in name or not space else f"{space}.{name}"
+    named[full] = schema
+    return full.rsplit(".", 1)[0] if "." in full else ""
+
+
+def read_long(buf: bytes, p: int) -> tuple[int, int]:
+    """The Avro long (zigzag varint) at ``p``: (value, position after it)."""
     b = buf[p]
     n = b & 0x7F
     shift = 7
@@ -140,11 +152,7 @@ class _Shapes:
         raise Unsupported(f"Avro type {kind!r}")
 
     def register(self, schema: dict, ns: str) -> str:
-        name = schema.get("name", "")
-        space = schema.get("namespace", ns)
-        full = name if "." in name or not space else f"{space}.{name}"
-        self.named[full] = schema
-        return full.rsplit(".", 1)[0] if "." in full else ""
+        return register_named(self.named, schema, ns)
 
 
 _COMPLEX = frozenset(("record", "error", "array", "map", "enum", "fixed"))
@@ -161,7 +169,7 @@ def _walk(node: Node, buf: bytes, p: int, facts: list[tuple[int, int]] | None) -
     if kind == "f":
         return p + node[1]
     if kind == "b":
-        n, p = _varint(buf, p)
+        n, p = read_long(buf, p)
         if n < 0:
             raise ValueError(f"negative length {n}")
         if facts is not None:
@@ -175,13 +183,13 @@ def _walk(node: Node, buf: bytes, p: int, facts: list[tuple[int, int]] | None) -
     if kind == "a":
         blocks = 0
         while True:
-            count, p = _varint(buf, p)
+            count, p = read_long(buf, p)
             if count == 0:
                 return p
             blocks += 1
             if count < 0:
                 count = -count
-                _, p = _varint(buf, p)
+                _, p = read_long(buf, p)
                 facts = None
             if blocks > 1:
                 facts = None
@@ -260,11 +268,11 @@ class RecordPattern:
         if kind == "b":
             content = rb"[\x00-\x7f]" if node[2] and self.ascii_strings else b"."
             return _any_of(
-                re.escape(_zigzag(n)) + content + b"{%d}" % n for n in self.lengths[node[1]]
+                re.escape(long_bytes(n)) + content + b"{%d}" % n for n in self.lengths[node[1]]
             )
         if kind == "u":
             return _any_of(
-                re.escape(_zigzag(i)) + rx
+                re.escape(long_bytes(i)) + rx
                 for i, branch in enumerate(node[1])
                 for rx in (self._rx(branch, None, groups),)
                 if rx != _NEVER
@@ -275,7 +283,7 @@ class RecordPattern:
             if item != _NEVER:
                 for count in self.lengths[node[1]]:
                     items = item * count if count <= 4 else b"(?:%s){%d}" % (item, count)
-                    runs.append(re.escape(_zigzag(count)) + items + b"\x00")
+                    runs.append(re.escape(long_bytes(count)) + items + b"\x00")
             return _any_of(runs)
         parts = [
             self._rx(f, None if path is None else (*path, i), groups) for i, f in enumerate(node[1])
@@ -350,7 +358,7 @@ class RecordPattern:
             if raw[0] >> 1 == self.null_branch:
                 return None
             raw = raw[1:]
-        _, p = _varint(raw, 0)
+        _, p = read_long(raw, 0)
         return raw[p:]
 
 

@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import zstandard
 
 from paimon_core.exceptions import InvalidArgument, MetadataFormatError
-from paimon_core.format.avro_split import RecordPattern, record_pattern
+from paimon_core.format.avro_split import (
+    RecordPattern,
+    long_bytes,
+    read_long,
+    record_pattern,
+    register_named,
+)
 from paimon_core.format.float_order import order_key
 from paimon_core.format.paths import (
     MANIFEST_DIR,
@@ -329,20 +335,6 @@ _SYNC_INTERVAL = 64000  # Avro's default block size (uncompressed bytes), as Jav
 _ROLLING_CHECK_RECORDS = 1000  # Java's RollingFileWriter looks at the size this often
 
 
-def _read_long(buf: bytes, p: int) -> tuple[int, int]:
-    """Zigzag varint at ``p``: (value, position after it)."""
-    b = buf[p]
-    n = b & 0x7F
-    shift = 7
-    p += 1
-    while b & 0x80:
-        b = buf[p]
-        p += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-    return (n >> 1) ^ -(n & 1), p
-
-
 def _snappy_decompress(block: bytes) -> bytes:
     import cramjam
 
@@ -425,17 +417,17 @@ def _read_header(data: bytes) -> tuple[bytes, str, int]:
     p = 4
     meta: dict[str, bytes] = {}
     while True:
-        count, p = _read_long(data, p)
+        count, p = read_long(data, p)
         if count == 0:
             break
         if count < 0:
             count = -count
-            _, p = _read_long(data, p)
+            _, p = read_long(data, p)
         for _ in range(count):
-            n, p = _read_long(data, p)
+            n, p = read_long(data, p)
             key = data[p : p + n].decode()
             p += n
-            n, p = _read_long(data, p)
+            n, p = read_long(data, p)
             meta[key] = data[p : p + n]
             p += n
     schema = meta["avro.schema"]
@@ -469,8 +461,8 @@ def read_avro_blocks(data: bytes) -> tuple[bytes, bytes, int, list[tuple[int, in
         total = at = 0
         end = len(data)
         while p < end:
-            count, p = _read_long(data, p)
-            size, p = _read_long(data, p)
+            count, p = read_long(data, p)
+            size, p = read_long(data, p)
             starts.append((at, count))
             blocks.append(decompress(data[p : p + size]))
             at += len(blocks[-1])
@@ -785,7 +777,7 @@ class _Codegen:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "zz": _ZZ,
-            "rl": _read_long,
+            "rl": read_long,
             "bad_union": _bad_union,
             "bad_length": _bad_length,
         }
@@ -870,11 +862,7 @@ class _Codegen:
         return schema
 
     def register(self, schema: dict, ns: str) -> str:
-        name = schema.get("name", "")
-        space = schema.get("namespace", ns)
-        full = name if "." in name or not space else f"{space}.{name}"
-        self.named[full] = schema
-        return full.rsplit(".", 1)[0] if "." in full else ""
+        return register_named(self.named, schema, ns)
 
     def value(self, schema: Any, spec: Any, target: str | None, ind: int, ns: str) -> None:
         """Emit code decoding ``schema`` at ``p`` into ``target`` (None: skip it)."""
@@ -1476,9 +1464,9 @@ def _head_search(size: int, guard: int | None = None) -> re.Pattern[bytes]:
     key = (size, guard)
     found = _HEAD_SEARCHES.get(key)
     if found is None:
-        version = re.escape(_zigzag_bytes(MANIFEST_VERSION))
-        kinds = b"[%s]" % b"".join(re.escape(_zigzag_bytes(k)) for k in FileKind)
-        length = re.escape(_zigzag_bytes(size))
+        version = re.escape(long_bytes(MANIFEST_VERSION))
+        kinds = b"[%s]" % b"".join(re.escape(long_bytes(k)) for k in FileKind)
+        length = re.escape(long_bytes(size))
         head = length + b".{%d}" % size
         if guard is not None:
             other = rb"(?!%s)[\x80-\xff]*+[\x00-\x7f]" % length
@@ -1500,20 +1488,14 @@ def _first_partition_size(body: bytes) -> int | None:
     if len(body) < 3 or body[0] != _VERSION_BYTE or body[1] not in _KIND_BYTES:
         return None
     try:
-        size, _ = _read_long(body, 2)
+        size, _ = read_long(body, 2)
     except (LookupError, ValueError):
         return None
     return size if 0 <= size <= len(body) else None
 
 
-def _zigzag_bytes(n: int) -> bytes:
-    out = bytearray()
-    avro_long(out, n)
-    return bytes(out)
-
-
-_VERSION_BYTE = _zigzag_bytes(MANIFEST_VERSION)[0]
-_KIND_BYTES = frozenset(_zigzag_bytes(k)[0] for k in FileKind)
+_VERSION_BYTE = long_bytes(MANIFEST_VERSION)[0]
+_KIND_BYTES = frozenset(long_bytes(k)[0] for k in FileKind)
 
 
 def _decode_by_heads(
@@ -1556,7 +1538,7 @@ def _decode_by_heads(
     record of another size, or the same bytes inside a field) leaves the file to the
     general way. So the file is searched only when every record's partition has ``size``
     bytes, as with fixed-size fields."""
-    length = _zigzag_bytes(size)
+    length = long_bytes(size)
     head = len(length) + 2
     search = _head_search(size, guard)
     found: list[list[bytes]] = []
@@ -1894,16 +1876,16 @@ def _decode_lazy_matched(
 
 def _entry_head(raw: bytes) -> tuple[FileKind, bytes, int, int]:
     """(kind, partition, bucket, total buckets) of an entry's head fields as written."""
-    version, p = _read_long(raw, 0)
+    version, p = read_long(raw, 0)
     if version != MANIFEST_VERSION:
         _version_error("manifest", MANIFEST_VERSION)(version)
-    kind, p = _read_long(raw, p)
-    size, p = _read_long(raw, p)
+    kind, p = read_long(raw, p)
+    size, p = read_long(raw, p)
     if size < 0:
         raise ValueError(f"negative length {size}")
     partition = raw[p : p + size]
-    bucket, p = _read_long(raw, p + size)
-    total, p = _read_long(raw, p)
+    bucket, p = read_long(raw, p + size)
+    total, p = read_long(raw, p)
     if p != len(raw):
         raise ValueError("an entry's head is not what its pattern matched")
     return _KINDS[kind], partition, bucket, total
@@ -1955,7 +1937,7 @@ def _lazy_entries(
     if max(map(_FIRST, name_raws)) < 0x80:  # every length in one byte
         names = list(map(bytes.decode, map(_AFTER_PREFIX, name_raws)))
     else:
-        names = [raw[_read_long(raw, 0)[1] :].decode() for raw in name_raws]
+        names = [raw[read_long(raw, 0)[1] :].decode() for raw in name_raws]
     batch = _LazyBatch(body, file_decoder)
     files = list(map(_NEW, repeat(_LazyDataFileMeta, n)))
     deque(map(_SET_FILE_NAME, files, names), 0)

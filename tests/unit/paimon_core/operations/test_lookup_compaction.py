@@ -34,7 +34,9 @@ def _table(warehouse: str, **options: str) -> FileStoreTable:
     )
 
 
-def _write(table: FileStoreTable, rows: list[tuple], kind: int = INSERT) -> None:
+def _write(
+    table: FileStoreTable, rows: list[tuple], kind: int = INSERT, *, write_only: bool = False
+) -> None:
     data = pa.table(
         {
             "k": pa.array([r[0] for r in rows], pa.int32()),
@@ -45,6 +47,8 @@ def _write(table: FileStoreTable, rows: list[tuple], kind: int = INSERT) -> None
         schema=SCHEMA,
     )
     fresh = FileSystemCatalog(table.path.rsplit("/", 2)[0]).get_table("db.t")
+    if write_only:
+        fresh = fresh.copy({"write-only": "true"})
     fresh.write_arrow(data, row_kinds=pa.array([kind] * len(rows), pa.int8()))
 
 
@@ -307,22 +311,6 @@ def test_a_delete_on_a_first_row_table_fails_its_write(warehouse: str) -> None:
     assert _kinds(table) == snapshots and _ours(table) == [(1, "a", 1)]
 
 
-def _write_only(table: FileStoreTable, rows: list[tuple], kind: int = INSERT) -> None:
-    data = pa.table(
-        {
-            "k": pa.array([r[0] for r in rows], pa.int32()),
-            "v": [r[1] for r in rows],
-            "n": pa.array([r[2] for r in rows], pa.int64()),
-            "dt": ["a"] * len(rows),
-        },
-        schema=SCHEMA,
-    )
-    fresh = FileSystemCatalog(table.path.rsplit("/", 2)[0]).get_table("db.t")
-    fresh.copy({"write-only": "true"}).write_arrow(
-        data, row_kinds=pa.array([kind] * len(rows), pa.int8())
-    )
-
-
 @pytest.mark.parametrize(
     "engine",
     [
@@ -340,8 +328,8 @@ def test_merge_on_read_shows_level_zero_merged_with_the_vectors(
     table = _table(warehouse, **{"deletion-vectors.enabled": "true", **engine})
     _write(table, [(1, "a", 1), (2, "b", 2)])
     _write(table, [(1, "c", 10)])  # compacted up: the older row of key 1 marked in a vector
-    _write_only(table, [(2, None, 20), (3, "d", 3)])  # stays on level 0
-    _write_only(table, [(1, None, 100)], kind=DELETE if not engine else INSERT)
+    _write(table, [(2, None, 20), (3, "d", 3)], write_only=True)  # stays on level 0
+    _write(table, [(1, None, 100)], DELETE if not engine else INSERT, write_only=True)
     compacted = _ours(table)
     merged = sorted(
         (r["k"], r["v"], r["n"])

@@ -6,7 +6,7 @@ whole on a second partial read."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,31 @@ B_VALUES = [None, "", "x", "yy", "a-longer-partition-value", "Ünïcode ☃ valu
 SCHEMA = pa.schema([("k", pa.int64()), ("a", pa.int32()), ("b", pa.string())])
 
 
-def _ours(root: Path) -> FileStoreTable:
-    """Six commits over every (a, b) partition, then an overwrite of some (DELETE entries)."""
+def _new_table(root: Path, name: str, schema: pa.Schema, keys: list[str]) -> FileStoreTable:
     catalog = FileSystemCatalog(str(root))
     catalog.create_database("db", ignore_if_exists=True)
-    table = catalog.create_table("db.ours", SCHEMA, partition_keys=["a", "b"])
+    return catalog.create_table(f"db.{name}", schema, partition_keys=keys)
+
+
+def _java_table(
+    root: Path,
+    oracle: Callable[..., Any],
+    name: str,
+    schema: str,
+    keys: str,
+    commits: Iterable[list[dict[str, Any]]],
+) -> FileStoreTable:
+    """A table Java 0.9 created and wrote ``commits`` into (its own manifest shape)."""
+    warehouse = str(root)
+    oracle("create-table", warehouse, f"db.{name}", "--schema", schema, "--partition", keys)
+    for rows in commits:
+        oracle("write", warehouse, f"db.{name}", "--json-rows", json.dumps(rows))
+    return FileSystemCatalog(warehouse).get_table(f"db.{name}")
+
+
+def _ours(root: Path) -> FileStoreTable:
+    """Six commits over every (a, b) partition, then an overwrite of some (DELETE entries)."""
+    table = _new_table(root, "ours", SCHEMA, ["a", "b"])
     pairs = [(a, b) for a in A_VALUES for b in B_VALUES]
     for commit in range(6):
         chosen = pairs[commit % 3 :: 1 + commit % 2]
@@ -52,25 +72,16 @@ def _ours(root: Path) -> FileStoreTable:
 
 def _javas(root: Path, oracle: Callable[..., Any]) -> FileStoreTable:
     """Java 0.9's manifests (its own Avro shape): three commits."""
-    warehouse = str(root)
-    oracle(
-        "create-table",
-        warehouse,
-        "db.java",
-        "--schema",
-        "k BIGINT, a INT, b STRING",
-        "--partition",
-        "a,b",
-    )
     pairs = [(a, b) for a in A_VALUES for b in B_VALUES]
-    for commit in range(3):
-        rows = [
+    commits = [
+        [
             {"k": i, "a": a, "b": b}
             for i, (a, b) in enumerate(pairs[commit::2])
             if b != "Ünïcode ☃ value"  # the oracle's JSON in argv: plain ASCII only
         ]
-        oracle("write", warehouse, "db.java", "--json-rows", json.dumps(rows))
-    return FileSystemCatalog(warehouse).get_table("db.java")
+        for commit in range(3)
+    ]
+    return _java_table(root, oracle, "java", "k BIGINT, a INT, b STRING", "a,b", commits)
 
 
 @pytest.fixture(scope="module")
@@ -109,15 +120,21 @@ def _files(table: FileStoreTable, **kwargs: Any) -> set[tuple]:
     }
 
 
-def _check(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
+def _expected(
+    table: FileStoreTable, predicate: list[tuple[str, str, Any]], columns: tuple[str, str]
+) -> set:
+    """The full plan's files, filtered in Python by the partition values."""
     MANIFEST_CACHE.clear()
-    everything = _files(table)
-    index = {"a": 0, "b": 1}
-    expected = {
+    index = {c: i for i, c in enumerate(columns)}
+    return {
         f
-        for f in everything
+        for f in _files(table)
         if all(_sql_matches(op, lit, f[0][index[c]]) for c, op, lit in predicate)
     }
+
+
+def _check(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
+    expected = _expected(table, predicate, ("a", "b"))
     MANIFEST_CACHE.clear()
     assert _files(table, predicate=predicate) == expected  # manifests read for some partitions
     assert _files(table, predicate=predicate) == expected  # read again: decoded whole, cached
@@ -131,21 +148,31 @@ def _literal(column: str) -> st.SearchStrategy[Any]:
     return known | other
 
 
-@st.composite
-def _conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
-    column = draw(st.sampled_from(["a", "b"]))
-    op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]))
-    if op in ("is_null", "is_not_null"):
-        return (column, op, None)
-    if op == "in":
-        items = st.lists(_literal(column) | st.none(), min_size=1, max_size=4)
-        return (column, op, tuple(draw(items)))
-    return (column, op, draw(_literal(column)))
+def _conjunct(
+    columns: list[str], literal: Callable[[str], st.SearchStrategy[Any]]
+) -> st.SearchStrategy[tuple[str, str, Any]]:
+    """One conjunct on ``columns``, its literals drawn from ``literal(column)``."""
+
+    @st.composite
+    def conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
+        column = draw(st.sampled_from(columns))
+        ops = ["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]
+        op = draw(st.sampled_from(ops))
+        if op in ("is_null", "is_not_null"):
+            return (column, op, None)
+        if op == "in":
+            items = st.lists(literal(column) | st.none(), min_size=1, max_size=4)
+            return (column, op, tuple(draw(items)))
+        return (column, op, draw(literal(column)))
+
+    return conjunct()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(_conjunct(), min_size=1, max_size=3), st.sampled_from(["ours", "java"]), st.booleans()
+    st.lists(_conjunct(["a", "b"], _literal), min_size=1, max_size=3),
+    st.sampled_from(["ours", "java"]),
+    st.booleans(),
 )
 def test_a_filtered_plan_is_the_full_plan_filtered(
     tables: dict[str, FileStoreTable],
@@ -214,9 +241,7 @@ def _ours_fixed(root: Path) -> FileStoreTable:
     reads search each manifest for its entries' heads. Small values everywhere (keys, the
     stats of ``a`` and ``c``), so that a partition's bytes also sit inside other fields;
     an overwrite (DELETE entries) last."""
-    catalog = FileSystemCatalog(str(root))
-    catalog.create_database("db", ignore_if_exists=True)
-    table = catalog.create_table("db.fixed", FIXED, partition_keys=["a", "c"])
+    table = _new_table(root, "fixed", FIXED, ["a", "c"])
     pairs = [(a, c) for a in A_VALUES for c in C_VALUES]
     for commit in range(5):
         chosen = pairs[commit % 3 :: 1 + commit % 2]
@@ -238,21 +263,9 @@ def _ours_fixed(root: Path) -> FileStoreTable:
 
 def _javas_fixed(root: Path, oracle: Callable[..., Any]) -> FileStoreTable:
     """Java 0.9's manifests of a table partitioned by (a INT, c BIGINT)."""
-    warehouse = str(root)
-    oracle(
-        "create-table",
-        warehouse,
-        "db.jfixed",
-        "--schema",
-        "k BIGINT, a INT, c BIGINT",
-        "--partition",
-        "a,c",
-    )
     pairs = [(a, c) for a in A_VALUES for c in C_VALUES]
-    for commit in range(3):
-        rows = [{"k": a or 0, "a": a, "c": c} for a, c in pairs[commit::2]]
-        oracle("write", warehouse, "db.jfixed", "--json-rows", json.dumps(rows))
-    return FileSystemCatalog(warehouse).get_table("db.jfixed")
+    commits = [[{"k": a or 0, "a": a, "c": c} for a, c in pairs[n::2]] for n in range(3)]
+    return _java_table(root, oracle, "jfixed", "k BIGINT, a INT, c BIGINT", "a,c", commits)
 
 
 @pytest.fixture(scope="module")
@@ -264,13 +277,8 @@ def fixed_tables(
 
 
 def _check_fixed(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
-    MANIFEST_CACHE.clear()
-    everything = _files(table)
-    index = {"a": 0, "c": 1}
     as_int = [(c, op, _as_int(lit)) for c, op, lit in predicate]
-    expected = {
-        f for f in everything if all(_sql_matches(op, lit, f[0][index[c]]) for c, op, lit in as_int)
-    }
+    expected = _expected(table, as_int, ("a", "c"))
     MANIFEST_CACHE.clear()
     assert _files(table, predicate=predicate) == expected  # manifests searched
     assert _files(table, predicate=predicate) == expected  # read again: decoded whole, cached
@@ -291,21 +299,9 @@ def _fixed_literal(column: str) -> st.SearchStrategy[Any]:
     return known | other | text
 
 
-@st.composite
-def _fixed_conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
-    column = draw(st.sampled_from(["a", "c"]))
-    op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]))
-    if op in ("is_null", "is_not_null"):
-        return (column, op, None)
-    if op == "in":
-        items = st.lists(_fixed_literal(column) | st.none(), min_size=1, max_size=4)
-        return (column, op, tuple(draw(items)))
-    return (column, op, draw(_fixed_literal(column)))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(_fixed_conjunct(), min_size=1, max_size=3),
+    st.lists(_conjunct(["a", "c"], _fixed_literal), min_size=1, max_size=3),
     st.sampled_from(["ours", "java"]),
     st.booleans(),
 )
@@ -380,9 +376,7 @@ def _ours_dated(root: Path) -> FileStoreTable:
     """Partitions (dt STRING, h INT): four commits of rows of one size, one of short
     strings only (another size, but one per manifest), one mixing sizes (its manifest read
     the general way), then an overwrite (DELETE entries)."""
-    catalog = FileSystemCatalog(str(root))
-    catalog.create_database("db", ignore_if_exists=True)
-    table = catalog.create_table("db.dated", DATED, partition_keys=["dt", "h"])
+    table = _new_table(root, "dated", DATED, ["dt", "h"])
     for commit in range(4):
         table.write_arrow(_dated_rows(DT_SAME[commit % 3 :: 1 + commit % 2]))
     table.write_arrow(_dated_rows(["", "x"]))
@@ -393,21 +387,9 @@ def _ours_dated(root: Path) -> FileStoreTable:
 
 def _javas_dated(root: Path, oracle: Callable[..., Any]) -> FileStoreTable:
     """Java 0.9's manifests of a table partitioned by (dt STRING, h INT), rows of one size."""
-    warehouse = str(root)
-    oracle(
-        "create-table",
-        warehouse,
-        "db.jdated",
-        "--schema",
-        "k BIGINT, dt STRING, h INT",
-        "--partition",
-        "dt,h",
-    )
     ascii_dts = [d for d in DT_SAME if d.isascii()]  # the oracle's JSON in argv: ASCII
-    for commit in range(3):
-        rows = _dated_rows(ascii_dts[commit::2]).to_pylist()
-        oracle("write", warehouse, "db.jdated", "--json-rows", json.dumps(rows))
-    return FileSystemCatalog(warehouse).get_table("db.jdated")
+    commits = [_dated_rows(ascii_dts[n::2]).to_pylist() for n in range(3)]
+    return _java_table(root, oracle, "jdated", "k BIGINT, dt STRING, h INT", "dt,h", commits)
 
 
 @pytest.fixture(scope="module")
@@ -419,14 +401,7 @@ def dated_tables(
 
 
 def _check_dated(table: FileStoreTable, predicate: list[tuple[str, str, Any]]) -> None:
-    MANIFEST_CACHE.clear()
-    everything = _files(table)
-    index = {"dt": 0, "h": 1}
-    expected = {
-        f
-        for f in everything
-        if all(_sql_matches(op, lit, f[0][index[c]]) for c, op, lit in predicate)
-    }
+    expected = _expected(table, predicate, ("dt", "h"))
     MANIFEST_CACHE.clear()
     assert _files(table, predicate=predicate) == expected  # manifests searched
     assert _files(table, predicate=predicate) == expected  # read again: decoded whole, cached
@@ -439,21 +414,9 @@ def _dated_literal(column: str) -> st.SearchStrategy[Any]:
     return known | st.text(max_size=12) | known.map(lambda s: s[:-1])
 
 
-@st.composite
-def _dated_conjunct(draw: st.DrawFn) -> tuple[str, str, Any]:
-    column = draw(st.sampled_from(["dt", "dt", "h"]))
-    op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"]))
-    if op in ("is_null", "is_not_null"):
-        return (column, op, None)
-    if op == "in":
-        items = st.lists(_dated_literal(column) | st.none(), min_size=1, max_size=4)
-        return (column, op, tuple(draw(items)))
-    return (column, op, draw(_dated_literal(column)))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(_dated_conjunct(), min_size=1, max_size=3),
+    st.lists(_conjunct(["dt", "dt", "h"], _dated_literal), min_size=1, max_size=3),
     st.sampled_from(["ours", "java"]),
     st.booleans(),
 )
@@ -522,7 +485,11 @@ def _dated_partitions(draw: st.DrawFn) -> list[tuple[str | None, int | None]]:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_dated_partitions(), st.lists(_dated_conjunct(), min_size=1, max_size=2), st.booleans())
+@given(
+    _dated_partitions(),
+    st.lists(_conjunct(["dt", "dt", "h"], _dated_literal), min_size=1, max_size=2),
+    st.booleans(),
+)
 def test_the_slot_prefilter_passes_every_kept_string_partition(
     dated_tables: dict[str, FileStoreTable],
     partitions: list[tuple[str | None, int | None]],
