@@ -440,7 +440,10 @@ class FileStoreCommit:
                 *m.compact_changelog_files,
             ]
             for f in written:
-                io.delete(self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path))
+                path = self._data_file_path(m.partition, m.bucket, f.file_name, f.external_path)
+                io.delete(path)
+                for extra in f.extra_files:  # its .index file lives beside it
+                    io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
             for i in (*m.new_index_files, *m.compact_new_index_files):
                 io.delete(f"{self.table.path}/index/{i.file_name}")
 

@@ -653,3 +653,25 @@ def test_an_interrupt_after_a_copy_published_keeps_the_copied_files(
         copy_files(source, target)
     monkeypatch.undo()
     assert _keys(FileSystemCatalog(warehouse).get_table("db.copy")) == [1, 2]
+
+
+def test_a_failed_commit_deletes_the_index_files_beside_its_data_files(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data file's ``.index`` file (its file index, too big for the manifest) is written
+    with it, so it goes with it when the commit fails."""
+    from paimon_core.operations.commit import FileStoreCommit
+
+    table = _table(
+        warehouse,
+        options={"file-index.bloom-filter.columns": "v", "file-index.in-manifest-threshold": "1 b"},
+    )
+    before = _listing(table.path)
+
+    def refuse(*_args: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(FileStoreCommit, "_try_commit_once", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        table.write_arrow(_batch([1, 2]))
+    assert _listing(table.path) - before == set()
