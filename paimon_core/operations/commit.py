@@ -171,12 +171,16 @@ class FileStoreCommit:
             published = self._commit_with_retry(
                 lambda _latest, _live: changes, kind, commit_identifier, watermark, properties
             )
-        return self._commit_compactions(messages, commit_identifier) or published
+        return self._commit_compactions(messages, commit_identifier, published) or published
 
     def _commit_compactions(
-        self, messages: Sequence[CommitMessage], commit_identifier: int
+        self, messages: Sequence[CommitMessage], commit_identifier: int, published: int | None
     ) -> int | None:
-        """Publish the writers' compactions of ``messages`` (after their data was published).
+        """Publish the writers' compactions of ``messages`` after their data was published
+        as snapshot ``published`` (None: the data changed nothing).
+
+        Any failure here leaves the data committed: the error carries ``published``
+        (``published_before``) and this committer's ``abort`` keeps the data's files.
 
         Raises:
             CommitConflict: another commit removed a compacted file meanwhile. The data
@@ -187,13 +191,23 @@ class FileStoreCommit:
         if not compacted:
             return None
         try:
-            return self.commit_compact(compacted, commit_identifier)
-        except CommitConflict as e:
-            self.abort([_written_only(m) for m in compacted])
-            raise CommitConflict(
-                f"The data was committed, but the writer's compaction lost a race and was "
-                f"dropped (run CALL sys.compact on {self.table.identifier or self.table.path}): {e}"
-            ) from e
+            try:
+                return self.commit_compact(compacted, commit_identifier)
+            except CommitConflict as e:
+                self.abort([_written_only(m) for m in compacted])
+                data = (
+                    "The data was committed"
+                    if published is None
+                    else (f"The data was committed as snapshot {published}")
+                )
+                raise CommitConflict(
+                    f"{data}, but the writer's compaction lost a race and was dropped (run "
+                    f"CALL sys.compact on {self.table.identifier or self.table.path}): {e}"
+                ) from e
+        except BaseException as e:
+            if published is not None and published_before(e) is None:
+                self._interrupted_after(e, published)
+            raise
 
     def commit_compact(
         self,
@@ -266,7 +280,7 @@ class FileStoreCommit:
         published = self._commit_with_retry(
             changes, CommitKind.OVERWRITE, commit_identifier, None, properties
         )
-        return self._commit_compactions(messages, commit_identifier) or published
+        return self._commit_compactions(messages, commit_identifier, published) or published
 
     def commit_statistics(self, stats: Statistics) -> int:
         """Write ``stats`` to ``statistics/`` and commit an ANALYZE snapshot naming it

@@ -675,3 +675,74 @@ def test_a_failed_commit_deletes_the_index_files_beside_its_data_files(
     with pytest.raises(OSError, match="disk full"):
         table.write_arrow(_batch([1, 2]))
     assert _listing(table.path) - before == set()
+
+
+def _racing_table(warehouse: str) -> FileStoreTable:
+    """A primary-key bucket whose next write compacts (two sorted runs trigger it)."""
+    table = _table(
+        warehouse,
+        primary_keys=["k"],
+        options={"bucket": "1", "num-sorted-run.compaction-trigger": "2"},
+    )
+    table.write_arrow(_batch([1, 2]))
+    return table
+
+
+def _compacting_messages(table: FileStoreTable) -> list[CommitMessage]:
+    messages = _messages(table, [2, 3], "a")
+    assert any(m.has_compaction for m in messages), "the write must carry a compaction"
+    return messages
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_write_whose_compaction_loses_a_race_keeps_the_data_it_committed(
+    warehouse: str, overwrite: bool
+) -> None:
+    """Issue 19.1: the data snapshot is published before the writer's compaction; when the
+    compaction conflicts (a CALL sys.compact removed a file it compacted) the error names
+    the published snapshot and the committer's abort deletes none of its files."""
+    from paimon_core.operations.commit import published_before
+    from paimon_core.operations.compact import compact_table
+
+    table = _racing_table(warehouse)
+    messages = _compacting_messages(table)
+    compact_table(table, full=True)  # removes the file the writer's compaction read
+    commit = table.new_commit()
+    with pytest.raises(CommitConflict, match="data was committed") as info:
+        if overwrite:
+            commit.overwrite(messages, dynamic=True)
+        else:
+            commit.commit(messages)
+    published = published_before(info.value)
+    assert published is not None
+    commit.abort(messages)
+    fresh = FileSystemCatalog(warehouse).get_table("db.t")
+    assert fresh.snapshot_manager.snapshot(published).commit_kind in (
+        CommitKind.APPEND,
+        CommitKind.OVERWRITE,
+    )
+    expected = [2, 3] if overwrite else [1, 2, 3]  # unpartitioned: the whole table
+    assert _keys(fresh) == expected
+    assert _keys(fresh, snapshot=fresh.snapshot_manager.snapshot(published)) == expected
+
+
+def test_write_arrow_whose_compaction_loses_a_race_keeps_the_data(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FileStoreTable.write_arrow`` raises the conflict but leaves the data committed."""
+    from paimon_core.operations.commit import FileStoreCommit, published_before
+    from paimon_core.operations.compact import compact_table
+
+    table = _racing_table(warehouse)
+    commit_with_compaction = FileStoreCommit.commit
+
+    def race_then_commit(self: FileStoreCommit, messages: Any, *a: Any, **kw: Any) -> Any:
+        compact_table(FileSystemCatalog(warehouse).get_table("db.t"), full=True)
+        return commit_with_compaction(self, messages, *a, **kw)
+
+    monkeypatch.setattr(FileStoreCommit, "commit", race_then_commit)
+    with pytest.raises(CommitConflict) as info:
+        table.write_arrow(_batch([2, 3]))
+    monkeypatch.undo()
+    assert published_before(info.value) is not None
+    assert _keys(FileSystemCatalog(warehouse).get_table("db.t")) == [1, 2, 3]

@@ -493,3 +493,44 @@ def test_an_interrupt_after_the_insert_published_keeps_its_files(
     assert t.latest_snapshot().snapshot_id == 1
     assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(8))
     assert staging_left(t) == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO race VALUES (2, 'new'), (3, 'new')",
+        "UPDATE race SET v = 'new' WHERE k = 2",
+        "MERGE INTO race USING (SELECT 2 AS k, 'new' AS v) s ON race.k = s.k "
+        "WHEN MATCHED THEN UPDATE SET v = s.v",
+    ],
+)
+def test_a_write_whose_compaction_loses_a_race_keeps_the_committed_data(
+    session: PaimonSession, monkeypatch: pytest.MonkeyPatch, statement: str
+) -> None:
+    """Issue 19.1: a CALL sys.compact between the tasks and the commit makes the writer's
+    compaction conflict after the data snapshot was published; the statement fails with
+    that said, and the job's cleanup deletes none of the published snapshot's files."""
+    from paimon_core.operations.commit import FileStoreCommit
+    from paimon_core.operations.compact import compact_table
+
+    session.sql(
+        "CREATE TABLE race (k INT, v STRING) TBLPROPERTIES ('primary-key' = 'k', "
+        "'bucket' = '1', 'num-sorted-run.compaction-trigger' = '2')"
+    )
+    session.sql("INSERT INTO race VALUES (1, 'old'), (2, 'old')")
+    commit = FileStoreCommit.commit
+
+    def race_then_commit(self: FileStoreCommit, messages: Any, *a: Any, **kw: Any) -> Any:
+        assert any(m.has_compaction for m in messages)
+        compact_table(table(session, "race"), full=True)
+        return commit(self, messages, *a, **kw)
+
+    monkeypatch.setattr(FileStoreCommit, "commit", race_then_commit)
+    with pytest.raises(PaimonError) as info:
+        session.sql(statement)
+    monkeypatch.undo()
+    t = table(session, "race")
+    got = dict(zip(*t.to_arrow().select(["k", "v"]).to_pydict().values(), strict=True))
+    assert got[2] == "new" and got[1] == "old"
+    assert staging_left(t) == []
+    assert f"data was committed as snapshot {t.latest_snapshot().snapshot_id}" in str(info.value)
