@@ -49,6 +49,12 @@ class CommitConflict(PaimonError):
     """Another writer changed the files this commit depends on; the commit was abandoned."""
 
 
+class CommitOutcomeUnknown(PaimonError):
+    """The create of ``snapshot-N`` failed without saying whether it happened (a timeout, a
+    lost connection) and the snapshot cannot be found: it may still appear, so the commit's
+    files are kept (orphan removal clears them if it never does)."""
+
+
 class CommitFileMissing(PaimonError):
     """A file a commit would publish no longer exists (removed after it was written, e.g. by
     orphan removal with a recent ``older_than``): the commit published nothing."""

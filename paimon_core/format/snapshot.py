@@ -17,7 +17,13 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from paimon_core.exceptions import CorruptMetadata, InvalidArgument, SnapshotNotFound
+from paimon_core.exceptions import (
+    AtomicCreateUnsupported,
+    CommitOutcomeUnknown,
+    CorruptMetadata,
+    InvalidArgument,
+    SnapshotNotFound,
+)
 from paimon_core.format.paths import (
     CHANGELOG_DIR,
     CHANGELOG_PREFIX,
@@ -633,7 +639,15 @@ class SnapshotManager:
         """
         path = self.snapshot_path(snapshot.snapshot_id)
         data = snapshot_to_json(snapshot).encode("utf-8")
-        if not self.file_io.write_no_clobber(path, data):
+        try:
+            created = self.file_io.write_no_clobber(path, data)
+        except AtomicCreateUnsupported:
+            raise
+        except OSError as err:
+            created = self._created_by_us(path, data, err)
+        else:
+            created = created or self._created_by_us(path, data, None)
+        if not created:
             return False
         try:
             version = self.file_io.version(path)
@@ -649,6 +663,38 @@ class SnapshotManager:
                 "Snapshot %d published but LATEST not updated: %s", snapshot.snapshot_id, err
             )
         return True
+
+    def _created_by_us(self, path: str, data: bytes, error: OSError | None) -> bool:
+        """Whether ``path`` holds ``data`` after a create that reported the key taken
+        (``error`` None) or failed with ``error``: an object store's client retries a PUT
+        whose answer was lost, and the retry then finds the first attempt's object. A
+        snapshot's bytes are unique (commit user, time, manifest list names), so equal bytes
+        are this commit's.
+
+        Raises:
+            OSError: ``error``, when the file is absent and the file system says a failed
+                create stays failed (a local disk).
+            CommitOutcomeUnknown: the create failed and the file cannot be read back: it
+                may still appear, so the caller must keep everything it names.
+        """
+        try:
+            found = self.file_io.read_bytes(path)
+        except FileNotFoundError:
+            found = None
+        except OSError as read_error:
+            if error is None:
+                error = read_error
+            found = None
+        if found is not None:
+            return found == data
+        if error is None:  # taken, then gone already (expired, rolled back): not ours
+            return False
+        if self.file_io.failed_create_is_final:
+            raise error  # not created, and it never will be
+        raise CommitOutcomeUnknown(
+            f"Cannot tell whether {path} was created ({error}): the commit's outcome is "
+            "unknown and its files are kept"
+        ) from error
 
     def write_latest_hint(self, snapshot_id: int) -> None:
         """Replace ``LATEST`` with the id (no newline), atomically as Java's ``HintFileUtils``:

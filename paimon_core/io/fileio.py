@@ -123,6 +123,13 @@ class FileIO(ABC):
         name exactly one wins, and readers never see a partly written file.
         """
 
+    @property
+    def failed_create_is_final(self) -> bool:
+        """Whether a ``write_no_clobber`` that raised, with ``path`` absent afterwards, can
+        no longer create it. True on a local disk; False on a remote store, where a request
+        whose answer was lost may still be carried out."""
+        return False
+
     @abstractmethod
     def delete(self, path: str) -> bool:
         """Delete one file (or an empty directory); False when it was already gone."""
@@ -273,6 +280,10 @@ class LocalFileIO(FileIO):
 
     def __init__(self) -> None:
         pass
+
+    @property
+    def failed_create_is_final(self) -> bool:
+        return True
 
     def exists(self, path: str) -> bool:
         return os.path.exists(_local(path))
@@ -569,6 +580,10 @@ class PyArrowFileIO(FileIO):
     def write_bytes(self, path: str, data: bytes) -> None:
         with self.open_output(path) as out:
             out.write(data)
+
+    @property
+    def failed_create_is_final(self) -> bool:
+        return self._fs.type_name == "local"
 
     def write_no_clobber(self, path: str, data: bytes) -> bool:
         """A local disk behind pyarrow publishes as ``LocalFileIO`` does; any other file

@@ -21,7 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.exceptions import CommitConflict, CommitFileMissing, InvalidArgument
+from paimon_core.exceptions import (
+    CommitConflict,
+    CommitFileMissing,
+    CommitOutcomeUnknown,
+    InvalidArgument,
+)
 from paimon_core.format.binary_row import deserialize_row
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
@@ -792,7 +797,7 @@ class FileStoreCommit:
             self._last = (snapshot, base + delta)
             PUBLISHED.put(table.branch_root, snapshot, self._last[1])
         except BaseException as e:
-            if published:
+            if published or isinstance(e, CommitOutcomeUnknown):  # it may be published
                 self._interrupted_after(e, snapshot.snapshot_id)
             elif published_before(e) is None:
                 self._delete_manifests(written)

@@ -18,6 +18,7 @@ from paimon_core.exceptions import (
     AtomicCreateUnsupported,
     CommitConflict,
     CommitFileMissing,
+    CommitOutcomeUnknown,
     InvalidArgument,
 )
 from paimon_core.format.commit_message import CommitMessage
@@ -746,3 +747,66 @@ def test_write_arrow_whose_compaction_loses_a_race_keeps_the_data(
     monkeypatch.undo()
     assert published_before(info.value) is not None
     assert _keys(FileSystemCatalog(warehouse).get_table("db.t")) == [1, 2, 3]
+
+
+class _LostResponseIO(LocalFileIO):
+    """A store whose conditional create of ``snapshot-2`` lands but whose answer is lost:
+    ``mode`` 'retried' answers as a retried request does (the key exists: False), 'error'
+    raises as a timed-out request does."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.mode = mode
+
+    def write_no_clobber(self, path: str, data: bytes) -> bool:
+        created = super().write_no_clobber(path, data)
+        if created and os.path.basename(path) == "snapshot-2":
+            if self.mode == "retried":
+                return super().write_no_clobber(path, data)
+            raise OSError(f"Failed to create {path}: read timeout")
+        return created
+
+
+@pytest.mark.parametrize("mode", ["retried", "error"])
+def test_a_snapshot_created_whose_answer_was_lost_is_the_commit(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Object stores retry a PUT whose response was lost: the retry finds the key taken by
+    the commit's own first attempt. That snapshot is the commit's: no retry at N+1 on top of
+    it, no cleanup of the manifests and data files it names."""
+    table = _table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    io = _LostResponseIO(mode)
+    monkeypatch.setattr(table.snapshot_manager, "file_io", io)
+    assert table.write_arrow(_batch([3])) == 2
+    monkeypatch.undo()
+    fresh = FileSystemCatalog(warehouse).get_table("db.t")
+    assert fresh.snapshot_manager.latest_snapshot_id() == 2
+    assert _keys(fresh) == [1, 2, 3]
+
+
+def test_a_create_whose_outcome_is_unknown_deletes_nothing(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an object store a create that failed with the key absent on read-back may still
+    land (a request the store has not finished): the commit fails saying so, and keeps its manifests and data
+    files, which orphan removal can clear later."""
+    from paimon_core.operations.commit import published_before
+
+    table = _table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    before = _listing(table.path)
+    io = table.snapshot_manager.file_io
+
+    def unanswered(path: str, data: bytes) -> bool:
+        raise OSError(f"Failed to create {path}: connection reset")
+
+    monkeypatch.setattr(io, "write_no_clobber", unanswered)
+    monkeypatch.setattr(type(io), "failed_create_is_final", False)  # an object store
+    with pytest.raises(CommitOutcomeUnknown, match="snapshot-2") as info:
+        table.write_arrow(_batch([3]))
+    monkeypatch.undo()
+    assert published_before(info.value) == 2
+    added = _listing(table.path) - before
+    assert any(name.startswith("manifest/") for name in added)
+    assert any(name.endswith(".parquet") for name in added)
