@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -56,7 +56,7 @@ from paimon_core.format.paths import (
     partition_path,
 )
 from paimon_core.format.snapshot import ChangelogManager, SnapshotManager, snapshot_to_json
-from paimon_core.format.tag import TagManager
+from paimon_core.format.tag import Tag, TagManager
 from paimon_core.io.fileio import FileIO, LocalFileIO
 from paimon_core.operations.manifest_merge import merge_entries
 
@@ -101,6 +101,7 @@ _CONTENT = (
 )
 FILE_SOURCE_APPEND = 0  # Java ``FileSource.APPEND``; COMPACT is 1
 _PARALLEL_DELETES = 16
+_PARALLEL_EXISTS = 16
 _PROBE_DELETES = 32
 _SLOW_DELETE_SECONDS = 0.0002  # a local unlink from the page cache takes ~10 us
 
@@ -370,6 +371,7 @@ class TableFiles:
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
         self._states: dict[tuple, frozenset[str]] = {}
         self._usages: dict[tuple, FileUsage] = {}
+        self._present: set[str] = set()
 
     # ------------------------------------------------------------------ cached reads
 
@@ -413,6 +415,44 @@ class TableFiles:
         except FileNotFoundError:
             logger.warning("Manifest list %s is missing; its files are left alone", name)
             return []
+
+    def require_metadata(self, named_by: Mapping[str, Snapshot]) -> None:
+        """Check that the manifest lists and index manifest each snapshot names exist;
+        ``named_by`` maps the file naming a snapshot (a tag file) to the snapshot.
+
+        A tag rewritten to name a snapshot the table never had, or whose lists are gone,
+        protects nothing: an operation trusting it would delete what the real tag kept.
+
+        Raises:
+            CorruptMetadata: a named file is missing, naming the file that names it.
+        """
+        wanted: dict[str, str] = {}
+        for owner, snapshot in named_by.items():
+            for name in (
+                snapshot.base_manifest_list,
+                snapshot.delta_manifest_list,
+                snapshot.changelog_manifest_list,
+                snapshot.index_manifest,
+            ):
+                if name and name not in self._present:
+                    wanted.setdefault(name, owner)
+        if not wanted:
+            return
+        names = list(wanted)
+        paths = [self.manifest_path(n) for n in names]
+        if isinstance(self.file_io, LocalFileIO) or len(paths) < 2:
+            found = list(map(self.file_io.exists, paths))
+        else:  # an object store answers each in milliseconds: ask in parallel
+            with ThreadPoolExecutor(min(_PARALLEL_EXISTS, len(paths))) as pool:
+                found = list(pool.map(self.file_io.exists, paths))
+        for name, there in zip(names, found, strict=True):
+            if not there and self.file_io.exists(wanted[name]):  # else: deleted meanwhile
+                raise CorruptMetadata(
+                    f"Tag file {wanted[name]} is corrupt: it names {name}, which does not "
+                    "exist; repair or delete the tag (nothing was deleted)"
+                )
+            if there:
+                self._present.add(name)
 
     # ------------------------------------------------------------------ paths
 
@@ -740,7 +780,7 @@ def branch_usage(files: TableFiles, branch: str | None) -> FileUsage:
             continue
         out.add(files.usage(snapshot, full_state=previous != snapshot_id - 1))
         previous = snapshot_id
-    for tag in TagManager(io, root, name).list_tags().values():
+    for tag in resolved_tags(TagManager(io, root, name), files).values():
         out.add(files.usage(tag.snapshot))
     changelogs = ChangelogManager(io, root, name)
     for changelog in filter(None, map(changelogs.try_snapshot, changelogs.list_snapshot_ids())):
@@ -853,10 +893,28 @@ def plan_removal(
 # ------------------------------------------------------------------------------- expiry
 
 
-def _tagged_snapshots(table: FileStoreTable) -> list[Snapshot]:
-    """One snapshot per tagged id, sorted by id."""
+def resolved_tags(
+    manager: TagManager, files: TableFiles, exclude: Collection[str] = ()
+) -> dict[str, Tag]:
+    """The tags of ``manager`` (by name, as ``list_tags``), each checked to name metadata
+    that exists, except those in ``exclude`` (tags being deleted). Every operation that
+    deletes files takes the tags that protect files from here.
+
+    Raises:
+        CorruptMetadata: a tag file cannot be read, or names a manifest list or index
+            manifest that does not exist (the message names the tag file).
+    """
+    tags = manager.list_tags()
+    files.require_metadata(
+        {manager.tag_path(n): t.snapshot for n, t in tags.items() if n not in exclude}
+    )
+    return tags
+
+
+def _tagged_snapshots(table: FileStoreTable, files: TableFiles) -> list[Snapshot]:
+    """One snapshot per tagged id, sorted by id (``resolved_tags``)."""
     by_id: dict[int, Snapshot] = {}
-    for tag in table.tag_manager.list_tags().values():
+    for tag in resolved_tags(table.tag_manager, files).values():
         by_id.setdefault(tag.snapshot.snapshot_id, tag.snapshot)
     return [by_id[i] for i in sorted(by_id)]
 
@@ -961,7 +1019,7 @@ def plan_expiry(
     end = window[-1]
     expired = list(window[:-1])
     begin = expired[0].snapshot_id
-    tags = _tagged_snapshots(table)
+    tags = _tagged_snapshots(table, files)
     tagged_ids = {t.snapshot_id for t in tags}
     produce_changelog = table.options.changelog_producer != "none"
     keep_appended = changelog_decoupled and not produce_changelog
@@ -1160,7 +1218,7 @@ def plan_changelog_expiry(
     """
     files = files or TableFiles(table)
     manager = _changelog_manager(table)
-    tags = _tagged_snapshots(table)
+    tags = _tagged_snapshots(table, files)
     tag_ids = [t.snapshot_id for t in tags]
     keepers = [*find_skipping_tags(tags, begin, end.snapshot_id), end]
     if earliest_snapshot is not None:
@@ -1247,6 +1305,7 @@ def plan_tag_deletion(
     snapshots = table.snapshot_manager
     all_tags = manager.list_tags()
     doomed = [n for n in dict.fromkeys(tag_names) if n in all_tags]
+    resolved_tags(manager, files, exclude=doomed)
     for name in tag_names:
         if name not in all_tags:
             logger.warning("Tag '%s' doesn't exist.", name)

@@ -40,7 +40,12 @@ from paimon_core.format.paths import (
 from paimon_core.format.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from paimon_core.format.tag import TagManager
 from paimon_core.io.fileio import FileIO, FileStatus, LocalFileIO
-from paimon_core.lifecycle.file_deletion import ManifestRef, TableFiles, delete_quietly
+from paimon_core.lifecycle.file_deletion import (
+    ManifestRef,
+    TableFiles,
+    delete_quietly,
+    resolved_tags,
+)
 
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
@@ -164,10 +169,8 @@ class _UsedNames:
             if snapshot is not None:
                 self.add_snapshot(snapshot, snapshots.snapshot_path(snapshot_id))
         tags = TagManager(io, root, branch)
-        for name in tags.tag_names():
-            tag = tags.try_get(name)
-            if tag is not None:
-                self.add_snapshot(tag.snapshot, tags.tag_path(name))
+        for name, tag in resolved_tags(tags, self.files).items():
+            self.add_snapshot(tag.snapshot, tags.tag_path(name))
         changelogs = ChangelogManager(io, root, branch)
         for changelog_id in changelogs.list_snapshot_ids():
             changelog = changelogs.try_snapshot(changelog_id)

@@ -36,6 +36,7 @@ from paimon_core.lifecycle.file_deletion import (
     TagGuard,
     other_branches_usage,
     plan_removal,
+    resolved_tags,
 )
 from paimon_core.lifecycle.tag_management import validate_tag_name
 
@@ -129,7 +130,8 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
     previous = _latest_id(table)
     sid = target.snapshot_id
     removed_ids = [i for i in reversed(snapshots.list_snapshot_ids()) if i > sid]
-    all_tags = tags.list_tags()
+    files = TableFiles(table)
+    all_tags = resolved_tags(tags, files)
     removed_tags = sorted(n for n, t in all_tags.items() if t.snapshot_id > sid)
 
     restore = None if snapshots.snapshot_exists(sid) else snapshots.snapshot_path(sid)
@@ -153,7 +155,6 @@ def plan_rollback(table: FileStoreTable, target: Snapshot) -> RollbackPlan:
     }
     deletion = DeletionPlan(**metadata)
     if removed:
-        files = TableFiles(table)
         try:
             others = other_branches_usage(table, files)  # a corrupt branch snapshot or tag raises
         except FileNotFoundError as err:

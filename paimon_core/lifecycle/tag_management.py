@@ -37,7 +37,13 @@ from paimon_core.format.options import parse_duration
 from paimon_core.format.paths import MAX_NAME_BYTES
 from paimon_core.format.tag import Tag, tag_from_json, tag_to_json
 from paimon_core.format.tag_period import auto_tag_period_handler
-from paimon_core.lifecycle.file_deletion import DeletionPlan, TagGuard, plan_tag_deletion
+from paimon_core.lifecycle.file_deletion import (
+    DeletionPlan,
+    TableFiles,
+    TagGuard,
+    plan_tag_deletion,
+    resolved_tags,
+)
 
 if TYPE_CHECKING:
     from paimon_core.format.snapshot import Snapshot
@@ -435,8 +441,10 @@ def expire_tags(
     older_than = local_datetime(older_than_millis) if older_than_millis is not None else None
     manager = table.tag_manager
     guard = TagGuard(table)
+    files = TableFiles(table)
     expired = []
-    for name, tag in list_tags(table).items():
+    # Every tag resolved, the expiring ones too: an automatic expiry stops at a broken tag.
+    for name, tag in sorted(resolved_tags(manager, files).items()):
         created, retained = tag.tag_create_time, tag.tag_time_retained
         if created is None or retained is None:
             if older_than is None:
@@ -449,7 +457,7 @@ def expire_tags(
         reached = retained is not None and now > created + retained
         if reached or (older_than is not None and older_than > created):
             expired.append(name)
-    plan = plan_tag_deletion(table, expired) if expired else DeletionPlan()
+    plan = plan_tag_deletion(table, expired, files) if expired else DeletionPlan()
     if not dry_run:
         plan.apply(table.file_io, guard)
     return TagExpireResult(tuple(expired), plan)

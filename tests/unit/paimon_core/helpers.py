@@ -195,6 +195,15 @@ CORRUPT_TAG_JSON: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "retention-garbage": _with(tagCreateTime=[2024, 1, 1, 0, 0], tagTimeRetained="soon"),
     "retention-array": _with(tagCreateTime=[2024, 1, 1, 0, 0], tagTimeRetained=[1]),
 }
+# Well-formed tags that lifecycle operations cannot resolve: a snapshot the table never had,
+# whose manifest lists are absent.
+UNRESOLVABLE_TAG_JSON: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    "unresolvable": _with(
+        id=99,
+        baseManifestList="manifest-list-00000000-0000-0000-0000-000000000000-0",
+        deltaManifestList="manifest-list-00000000-0000-0000-0000-000000000000-1",
+    ),
+}
 
 
 def corrupt_file(path: str, how: str, corpus: dict[str, Callable[[dict[str, Any]], bytes]]) -> None:

@@ -29,6 +29,7 @@ from paimon_core.table import FileStoreTable
 from tests.unit.paimon_core.helpers import (
     CORRUPT_SNAPSHOT_JSON,
     CORRUPT_TAG_JSON,
+    UNRESOLVABLE_TAG_JSON,
     corrupt_file,
     file_state,
     kvd_batch,
@@ -92,13 +93,15 @@ def test_corrupt_snapshot_stops_the_operation(warehouse: str, operation: str, ho
     _assert_stops(table, run, path)
 
 
-@pytest.mark.parametrize("how", ["only-version-and-id", "truncated", "retention-garbage"])
+@pytest.mark.parametrize(
+    "how", ["only-version-and-id", "truncated", "retention-garbage", "unresolvable"]
+)
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_corrupt_tag_stops_the_operation(warehouse: str, operation: str, how: str) -> None:
     table = _history(warehouse)
     run, _ = OPERATIONS[operation]
     path = table.tag_manager.tag_path("t3")
-    corrupt_file(path, how, CORRUPT_TAG_JSON)
+    corrupt_file(path, how, {**CORRUPT_TAG_JSON, **UNRESOLVABLE_TAG_JSON})
     _assert_stops(table, run, path)
 
 
@@ -167,3 +170,17 @@ def test_corrupt_manifest_list_of_a_changelog_stops_tag_deletion(warehouse: str)
         tm.delete_tags(_fresh(table), "t1")
     assert not isinstance(info.value, (FileNotFoundError, AssertionError))
     assert file_state(table.path) == before
+
+
+def test_a_tag_naming_missing_metadata_can_be_deleted_by_name(warehouse: str) -> None:
+    """Deleting the unresolvable tag itself is how a user repairs the table: it goes, every
+    other file stays, and expiry then runs again."""
+    table = _history(warehouse)
+    path = table.tag_manager.tag_path("t3")
+    corrupt_file(path, "unresolvable", UNRESOLVABLE_TAG_JSON)
+    before = file_state(table.path)
+    tm.delete_tags(_fresh(table), "t3")
+    assert not os.path.exists(path)
+    assert set(file_state(table.path)) == set(before) - {"tag/tag-t3"}
+    expire_snapshots(_fresh(table), retain_max=1, retain_min=1)
+    assert _fresh(table).snapshot_manager.earliest_snapshot_id() == 5
