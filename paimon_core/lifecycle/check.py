@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -716,22 +717,44 @@ class _Check:
                 return need, CORRUPT, f"{need.what} cannot be read: {_one_line(err)}", None
             return need, None if detail is None else MISMATCH, detail, hashes
 
-        by_partition: dict[bytes, list[_Need]] = {}
-        for need in targets:
-            assert need.entry is not None
-            by_partition.setdefault(need.entry.partition, []).append(need)
-        with ThreadPoolExecutor(min(_DEEP_THREADS, len(targets))) as pool:
-            for partition in sorted(by_partition):
-                hashes: dict[str, np.ndarray] = {}
-                for need, kind, detail, found in pool.map(one, by_partition[partition]):
-                    if kind is not None and detail is not None:
-                        self.report(kind, need.path, detail)
-                        bad.setdefault(need.path, []).append((kind, need.path))
-                    if found is not None:
-                        hashes[need.path] = found
-                for problem in self.keys.check(partition, hashes, self._read_keys):
-                    for root in problem.roots:
-                        self.report(problem.kind, problem.path, problem.detail, root)  # type: ignore[arg-type]
+        def keys(partition: bytes, hashes: dict[str, np.ndarray]) -> None:
+            for problem in self.keys.check(partition, hashes, self._read_keys):
+                for root in problem.roots:
+                    self.report(problem.kind, problem.path, problem.detail, root)  # type: ignore[arg-type]
+
+        # In partition order, a few files ahead (all threads busy across small partitions),
+        # never more than one partition's hashes and the files in flight held.
+        ordered = sorted(targets, key=lambda n: n.entry.partition)  # type: ignore[union-attr]
+        pending = iter(ordered)
+        threads = min(_DEEP_THREADS, len(ordered))
+        window: deque[Future] = deque()
+        current: bytes | None = None
+        hashes: dict[str, np.ndarray] = {}
+        with ThreadPoolExecutor(threads) as pool:
+
+            def fill() -> None:
+                while len(window) < 2 * threads:
+                    need = next(pending, None)
+                    if need is None:
+                        return
+                    window.append(pool.submit(one, need))
+
+            fill()
+            while window:
+                need, kind, detail, found = window.popleft().result()
+                fill()
+                assert need.entry is not None
+                if need.entry.partition != current:
+                    if current is not None:
+                        keys(current, hashes)
+                    current, hashes = need.entry.partition, {}
+                if kind is not None and detail is not None:
+                    self.report(kind, need.path, detail)
+                    bad.setdefault(need.path, []).append((kind, need.path))
+                if found is not None:
+                    hashes[need.path] = found
+        if current is not None:
+            keys(current, hashes)
         return bad
 
     def _check_index_file(self, need: _Need) -> tuple[str | None, np.ndarray | None]:
@@ -772,7 +795,8 @@ class _Check:
             problems.append(
                 f"it holds {n_hashes(len(hashes))}, its index manifest entry says {entry.row_count}"
             )
-        repeated = len(hashes) - len(np.unique(hashes))
+        ordered = np.sort(hashes)
+        repeated = int(np.count_nonzero(ordered[1:] == ordered[:-1]))
         if repeated:
             problems.append(f"it holds {n_hashes(repeated)} more than once")
         return ("HASH index file: " + "; ".join(problems) if problems else None), hashes

@@ -117,7 +117,7 @@ class PartitionKeys:
         states = list(self.states.pop(partition, {}).values())
         if not states:
             return []
-        unique = {path: np.unique(h) for path, h in hashes.items()}
+        unique = {path: _sorted_unique(h) for path, h in hashes.items()}
         return [
             *self._shared_index_hashes(states, unique),
             *self._keys_not_indexed(partition, states, unique),
@@ -184,7 +184,7 @@ class PartitionKeys:
                         continue
                     pair = (index_path, path)
                     if pair not in lacking:
-                        lacking[pair] = int(np.count_nonzero(~np.isin(keys, index)))
+                        lacking[pair] = _not_in(keys, index)
                     if lacking[pair]:
                         files, roots, _ = out.setdefault(index_path, ({}, set(), bucket))
                         files[path] = lacking[pair]
@@ -232,11 +232,11 @@ class PartitionKeys:
         for bucket, path in involved:
             try:
                 names, types, columns = read_keys(path)
+                if not columns or not len(columns[0]):
+                    continue
+                hashes = np.asarray(hash_keys(columns, types), np.int32)
             except Exception:  # reported where the file is read; cannot judge it here
                 continue
-            if not columns or not len(columns[0]):
-                continue
-            hashes = np.asarray(hash_keys(columns, types), np.int32)
             rows = pa.array(np.flatnonzero(np.isin(hashes, wanted)))
             values = [c.take(rows).to_pylist() for c in columns]
             for key in zip(*values):
@@ -276,25 +276,54 @@ def _cross_bucket_runs(
 ) -> list[tuple[int, list[tuple[int, str]]]]:
     """Hashes held by files of more than one bucket: (hash, its (bucket, path)s).
 
-    ``unique[path]`` holds each file's distinct hashes; files of one bucket share hashes
-    freely (versions of an index file, levels of data), which costs only the sort."""
-    files = [(b, p) for b, p in files if len(unique[p])]
-    if not files:
+    ``unique[path]`` holds each file's distinct hashes, sorted. Files of one bucket share
+    hashes freely (versions of an index file, levels of data): each bucket's are merged
+    first, then a hash twice among the buckets' is shared; only those few are looked up in
+    each file."""
+    by_bucket: dict[int, list[str]] = {}
+    for bucket, path in files:
+        if len(unique[path]):
+            by_bucket.setdefault(bucket, []).append(path)
+    if len(by_bucket) < 2:
         return []
-    hashes = np.concatenate([unique[p] for _, p in files])
-    owner = np.concatenate([np.full(len(unique[p]), i, np.int64) for i, (_, p) in enumerate(files)])
-    order = np.argsort(hashes, kind="stable")
-    hashes, owner = hashes[order], owner[order]
-    bucket = np.array([b for b, _ in files], np.int64)[owner]
-    starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
-    mixed = np.flatnonzero(
-        np.minimum.reduceat(bucket, starts) != np.maximum.reduceat(bucket, starts)
+    merged = np.sort(
+        np.concatenate(
+            [
+                unique[paths[0]]
+                if len(paths) == 1
+                else _sorted_unique(np.concatenate([unique[p] for p in paths]))
+                for paths in by_bucket.values()
+            ]
+        )
     )
-    ends = np.r_[starts[1:], len(hashes)]
-    return [
-        (int(hashes[starts[r]]), [files[int(i)] for i in owner[starts[r] : ends[r]]])
-        for r in mixed.tolist()
-    ]
+    shared = _sorted_unique(merged[1:][merged[1:] == merged[:-1]])
+    if not len(shared):
+        return []
+    members: list[list[tuple[int, str]]] = [[] for _ in range(len(shared))]
+    for bucket, paths in sorted(by_bucket.items()):
+        for path in sorted(paths):
+            held = unique[path]
+            at = np.minimum(np.searchsorted(held, shared), len(held) - 1)
+            for i in np.flatnonzero(held[at] == shared).tolist():
+                members[i].append((bucket, path))
+    return [(int(h), m) for h, m in zip(shared.tolist(), members)]
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (a sort and a compare: numpy's hashing ``unique`` is
+    several times slower on int32 hashes)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
+def _not_in(values: np.ndarray, sorted_set: np.ndarray) -> int:
+    """How many of ``values`` the sorted array ``sorted_set`` lacks."""
+    if not len(sorted_set):
+        return len(values)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return int(np.count_nonzero(sorted_set[at] != values))
 
 
 def _bucket_pairs(

@@ -745,6 +745,30 @@ def test_duplicate_keys_of_a_fixed_bucket_table(warehouse: str) -> None:
     )
 
 
+def test_duplicate_keys_are_found_in_their_partition_among_many(warehouse: str) -> None:
+    """Partitions are checked one at a time while files are read ahead: the duplicate of
+    one partition among twelve is reported there only."""
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.m", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "2"}
+    )
+    days = [f"2024-02-{d:02d}" for d in range(1, 13)]
+    table.write_arrow(pa.concat_tables([_rows_of(range(6), "a", day) for day in days]))
+    entry = next(
+        e
+        for e in live_entries(table)
+        if e.bucket == 0 and data_path(table, e).startswith(f"{table.path}/dt={days[5]}/")
+    )
+    copy = dataclasses.replace(entry.file, file_name=f"data-{uuid.uuid4()}-0.parquet")
+    shutil.copyfile(data_path(table, entry), f"{table.path}/dt={days[5]}/bucket-1/{copy.file_name}")
+    table.new_commit().commit([CommitMessage(entry.partition, 1, 2, new_files=(copy,))])
+    problems = checked(table, deep=True)
+    assert [(p.kind, p.path, p.needed_by) for p in problems] == [
+        ("duplicate", f"{table.path}/dt={days[5]}", "snapshot 2")
+    ]
+    assert problems[0].detail.startswith(f"{entry.file.row_count} primary key")
+
+
 def test_keys_sharing_a_hash_in_two_buckets_are_no_duplicate(warehouse: str) -> None:
     """Two keys that hash alike land in two buckets when the bucket key is another column:
     the check compares the keys themselves, not only their hashes."""
