@@ -29,7 +29,7 @@ import numpy as np
 from paimon_core.exceptions import HashIndexUnreadable, MetadataFormatError, PaimonError
 from paimon_core.format.binary_row import deserialize_row
 from paimon_core.format.manifest import FileKind, IndexManifestEntry, ManifestEntry
-from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name
+from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name, partition_path
 from paimon_core.format.types import DataType
 from paimon_core.operations.bucket import murmur_hash, row_hash
 from paimon_core.operations.read import data_file_path
@@ -310,8 +310,6 @@ class DynamicBucketIndex:
         schema = self.table.schema
         if not schema.partition_keys:
             return "unpartitioned"
-        from paimon_core.format.paths import partition_path
-
         types = [f.type for f in schema.partition_fields]
         values = deserialize_row(partition, types)
         name = self.table.options.partition_default_name
