@@ -106,6 +106,15 @@ class AtomicCreateUnsupported(UnsupportedFeature):
     committers could both publish the same ``snapshot-N``: publishing is refused instead."""
 
 
+class HashIndexUnreadable(MetadataFormatError):
+    """A dynamic-bucket HASH index file that is missing, whose size disagrees with its
+    index-manifest entry, or whose hashes contradict the partition's other index files or
+    the keys of its bucket's data files.
+
+    Used as it is, keys it lost would be new keys again and land in a second bucket
+    (duplicate primary keys): writes stop instead, naming the file."""
+
+
 class DeletionVectorUnreadable(MetadataFormatError):
     """A deletion-vector index file that is missing, truncated, of an unknown version, or
     whose size, magic number or checksum does not match its index-manifest entry.

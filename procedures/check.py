@@ -8,15 +8,19 @@ returns one row per problem, none when the table is healthy; it changes nothing:
   manifest list, manifest, index manifest, hint; with ``deep`` data and deletion-vector
   files), ``mismatch`` (a file unlike its metadata: size; with ``deep`` row count, column
   statistics, min/max key, retract count, deletion-vector cardinality, a manifest's size
-  and file counts), ``hint`` (``EARLIEST``/``LATEST`` not the first/last id, or ids missing
-  between them), ``orphan`` (a file no root references, older than one day: what
-  ``remove_orphan_files`` with its default ``older_than`` would delete);
+  and file counts, a HASH index file's hash count, repeated or shared hashes and keys of
+  its bucket it lacks, a bucket directory with data and no HASH index file), ``duplicate``
+  (with ``deep``: primary keys in live data files of two buckets of one partition, the
+  path being the partition directory), ``hint`` (``EARLIEST``/``LATEST`` not the first/last
+  id, or ids missing between them), ``orphan`` (a file no root references, older than one
+  day: what ``remove_orphan_files`` with its default ``older_than`` would delete);
 * ``path STRING``: the file;
 * ``needed_by STRING``: the live roots that need it (``snapshots 3-5, tag t1``,
   ``changelog 2``, ``consumer c1``, ``branch b1 snapshot 4``), NULL for hints and orphans;
 * ``detail STRING``: what is wrong, in one line.
 
-``deep`` also reads every live data file, deletion-vector file and manifest list in full.
+``deep`` also reads every live data file, deletion-vector file, HASH index file and manifest
+list in full, and checks the keys of each partition (``paimon_core.lifecycle.check_keys``).
 
 ``CALL sys.diff_tags(table, from, to)``: ``from`` and ``to`` are versions as ``VERSION AS
 OF`` takes them (a tag name, else a snapshot id). One row per data file in one and not the

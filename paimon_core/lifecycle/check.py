@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -69,8 +71,11 @@ from paimon_core.format.stats import ColumnStats, StatsMode, column_stats, decod
 from paimon_core.format.tag import TagManager
 from paimon_core.format.types import BIGINT, TINYINT, DataType
 from paimon_core.io.fileio import FileStatus
+from paimon_core.lifecycle.check_keys import DUPLICATE, PartitionKeys
 from paimon_core.lifecycle.file_deletion import FILE_SOURCE_APPEND, TableFiles
 from paimon_core.lifecycle.orphan import DAY_MILLIS, branch_names, orphan_candidates
+from paimon_core.operations.bucket import hash_keys
+from paimon_core.operations.dynamic_bucket import HASH_INDEX, deserialize_hash_index, n_hashes
 from paimon_core.operations.manifest_merge import merge_entries
 from paimon_core.operations.merge.base import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_core.operations.read import KEY_PREFIX
@@ -82,12 +87,16 @@ if TYPE_CHECKING:
 __all__ = ["KINDS", "LiveRoot", "Problem", "check_table", "live_roots"]
 
 MISSING, CORRUPT, MISMATCH, HINT, ORPHAN = "missing", "corrupt", "mismatch", "hint", "orphan"
-KINDS = (MISSING, CORRUPT, MISMATCH, HINT, ORPHAN)
+KINDS = (MISSING, CORRUPT, MISMATCH, DUPLICATE, HINT, ORPHAN)
 """``missing``: a file some root needs does not exist. ``corrupt``: a file that exists but
 cannot be read as what it is. ``mismatch``: a file that differs from what its metadata says
-(size; with ``deep``: row count, statistics, keys, deletion-vector cardinality).
-``hint``: ``EARLIEST``/``LATEST`` disagree with the snapshot (changelog) files, or the ids
-between them are not contiguous. ``orphan``: a file nothing references, older than a day."""
+(size; with ``deep``: row count, statistics, keys, deletion-vector cardinality, HASH index
+hash count; a HASH index file lacking keys of its bucket's data files or sharing hashes with
+another bucket's, a bucket with data and no HASH index file: ``check_keys``).
+``duplicate`` (``deep``): primary keys in live data files of two buckets of one partition,
+the path being the partition's directory. ``hint``: ``EARLIEST``/``LATEST`` disagree with
+the snapshot (changelog) files, or the ids between them are not contiguous. ``orphan``: a
+file nothing references, older than a day."""
 
 SNAPSHOT, TAG, CHANGELOG, CONSUMER = "snapshot", "tag", "changelog", "consumer"
 _ROLE_ORDER = {SNAPSHOT: 0, CHANGELOG: 1, TAG: 2, CONSUMER: 3}
@@ -226,6 +235,7 @@ class _Check:
         self.complete = True
         self._deep_targets: dict[str, _Need] = {}
         self._deep_lists: set[str] = set()
+        self.keys = PartitionKeys(self._partition_dir)
 
     # ------------------------------------------------------------------ reporting
 
@@ -288,8 +298,11 @@ class _Check:
         self.listing = {s.path: s for s in self.io.walk(self.root) if not s.is_dir}
         roots = [r for branch in self.branches() for r in self.branch_roots(branch)]
         for root in roots:
-            for need in self.needs(root):
+            needs = self.needs(root)
+            for need in needs:
                 self.check_need(need, root)
+            if self.deep and root.role in (SNAPSHOT, TAG):
+                self.add_key_state(root, needs)
         if self.deep and self._deep_targets:
             bad = self.deep_check(list(self._deep_targets.values()))
             if bad:
@@ -324,6 +337,37 @@ class _Check:
         """The main branch and every ``branch/branch-<name>``: the one place another kind
         of root container plugs in."""
         return [None, *sorted(branch_names(self.io, self.root))]
+
+    def add_key_state(self, root: LiveRoot, needs: list[_Need]) -> None:
+        """What the key checks need of a snapshot or tag of a primary-key table: its live
+        data files and HASH index files by partition and bucket."""
+        snapshot = root.snapshot
+        assert snapshot is not None
+        schema_dir = f"{branch_path(self.root, root.branch)}/{SCHEMA_DIR}"
+        schema = self.schema(schema_dir, snapshot.schema_id, None) or self.table.schema
+        if not schema.primary_keys:
+            return
+        data = [
+            (n.entry.partition, n.entry.bucket, n.path)
+            for n in needs
+            if n.what == "data file" and isinstance(n.entry, ManifestEntry)
+        ]
+        index = None
+        name = snapshot.index_manifest
+        if not name or self.files.manifest_path(name) not in self._known:
+            index = [
+                (n.entry.partition, n.entry.bucket, n.path)
+                for n in needs
+                if isinstance(n.entry, IndexManifestEntry) and n.entry.index_type == HASH_INDEX
+            ]
+        try:
+            dynamic = int(schema.options.get("bucket", "-1")) == -1
+        except ValueError:
+            dynamic = False
+        self.keys.add(root, data, index, dynamic and not schema.cross_partition_update)
+
+    def _partition_dir(self, partition: bytes) -> str:
+        return self.files.bucket_dir(partition, 0).rsplit("/", 1)[0]
 
     def check_need(self, need: _Need, root: LiveRoot) -> None:
         if self._rejoin(need.path, root):
@@ -654,38 +698,72 @@ class _Check:
                 self._known.setdefault(f"deep:{path}", []).append((MISMATCH, manifest_path))
 
     def deep_check(self, targets: list[_Need]) -> dict[str, list[tuple[str, str]]]:
-        """Data and deletion-vector files read and compared with their entries (a few at a
-        time: the reads release the GIL); the problem keys by path."""
+        """Data and index files read and compared with their entries (a few at a time: the
+        reads release the GIL), then the keys of each partition (``check_keys``), one
+        partition at a time; the problem keys by path of the files' own problems."""
         bad: dict[str, list[tuple[str, str]]] = {}
 
-        def one(need: _Need) -> tuple[_Need, str, str] | None:
+        def one(need: _Need) -> tuple[_Need, str | None, str | None, np.ndarray | None]:
             try:
                 if isinstance(need.entry, IndexManifestEntry):
-                    detail = self._check_index_file(need)
+                    detail, hashes = self._check_index_file(need)
                 else:
-                    detail = self._check_data_file(need)
+                    detail, hashes = self._check_data_file(need)
             except FileNotFoundError:
-                return None  # vanished meanwhile (expired): not this check's business
+                return need, None, None, None  # vanished meanwhile (expired): not our business
             except UnsupportedFeature:
-                return None  # a format this reader does not know: cannot judge it
+                return need, None, None, None  # a format this reader does not know
             except _UNREADABLE as err:
-                return need, CORRUPT, f"{need.what} cannot be read: {_one_line(err)}"
-            return None if detail is None else (need, MISMATCH, detail)
+                return need, CORRUPT, f"{need.what} cannot be read: {_one_line(err)}", None
+            return need, None if detail is None else MISMATCH, detail, hashes
 
-        with ThreadPoolExecutor(min(_DEEP_THREADS, len(targets))) as pool:
-            results = list(pool.map(one, targets))
-        for result in results:
-            if result is not None:
-                need, kind, detail = result
-                self.report(kind, need.path, detail)
-                bad.setdefault(need.path, []).append((kind, need.path))
+        def keys(partition: bytes, hashes: dict[str, np.ndarray]) -> None:
+            for problem in self.keys.check(partition, hashes, self._read_keys):
+                for root in problem.roots:
+                    self.report(problem.kind, problem.path, problem.detail, root)  # type: ignore[arg-type]
+
+        # In partition order, a few files ahead (all threads busy across small partitions),
+        # never more than one partition's hashes and the files in flight held.
+        ordered = sorted(targets, key=lambda n: n.entry.partition)  # type: ignore[union-attr]
+        pending = iter(ordered)
+        threads = min(_DEEP_THREADS, len(ordered))
+        window: deque[Future] = deque()
+        current: bytes | None = None
+        hashes: dict[str, np.ndarray] = {}
+        with ThreadPoolExecutor(threads) as pool:
+
+            def fill() -> None:
+                while len(window) < 2 * threads:
+                    need = next(pending, None)
+                    if need is None:
+                        return
+                    window.append(pool.submit(one, need))
+
+            fill()
+            while window:
+                need, kind, detail, found = window.popleft().result()
+                fill()
+                assert need.entry is not None
+                if need.entry.partition != current:
+                    if current is not None:
+                        keys(current, hashes)
+                    current, hashes = need.entry.partition, {}
+                if kind is not None and detail is not None:
+                    self.report(kind, need.path, detail)
+                    bad.setdefault(need.path, []).append((kind, need.path))
+                if found is not None:
+                    hashes[need.path] = found
+        if current is not None:
+            keys(current, hashes)
         return bad
 
-    def _check_index_file(self, need: _Need) -> str | None:
+    def _check_index_file(self, need: _Need) -> tuple[str | None, np.ndarray | None]:
         entry = need.entry
         assert isinstance(entry, IndexManifestEntry)
+        if entry.index_type == HASH_INDEX:
+            return self._check_hash_index(need, entry)
         if entry.index_type != DELETION_VECTORS_INDEX or not entry.dv_ranges:
-            return None
+            return None, None
         index = DeletionVectorsIndexFile(self.io, self.root)
         wanted = [
             DeletionFile(m.data_file_name, need.path, m.offset, m.length, m.cardinality)
@@ -698,9 +776,48 @@ class _Check:
             for d in wanted
             if d.cardinality is not None and vectors[d.data_file_name].cardinality != d.cardinality
         ]
-        return "deletion vectors file: " + "; ".join(wrong) if wrong else None
+        return ("deletion vectors file: " + "; ".join(wrong) if wrong else None), None
 
-    def _check_data_file(self, need: _Need) -> str | None:
+    def _check_hash_index(
+        self, need: _Need, entry: IndexManifestEntry
+    ) -> tuple[str | None, np.ndarray]:
+        """A HASH index file: 4 bytes for each hash its entry counts, each hash once (every
+        writer keeps a set); its hashes for the key checks. (Its size against the entry is
+        the shallow check's.)"""
+        hashes = deserialize_hash_index(self.io.read_bytes(need.path))
+        problems = []
+        if entry.file_size != 4 * entry.row_count:
+            problems.append(
+                f"its index manifest entry says {entry.row_count} hashes in {entry.file_size} "
+                "bytes (4 bytes each)"
+            )
+        elif len(hashes) != entry.row_count:
+            problems.append(
+                f"it holds {n_hashes(len(hashes))}, its index manifest entry says {entry.row_count}"
+            )
+        ordered = np.sort(hashes)
+        repeated = int(np.count_nonzero(ordered[1:] == ordered[:-1]))
+        if repeated:
+            problems.append(f"it holds {n_hashes(repeated)} more than once")
+        return ("HASH index file: " + "; ".join(problems) if problems else None), hashes
+
+    def _read_keys(self, path: str) -> tuple[list[str], list[DataType], list[pa.ChunkedArray]]:
+        """The trimmed primary key columns of data file ``path`` (a deep target)."""
+        need = self._deep_targets[path]
+        entry = need.entry
+        assert isinstance(entry, ManifestEntry) and need.schema_dir is not None
+        schema = self.schema(need.schema_dir, entry.file.schema_id, None)
+        if schema is None:
+            raise CorruptMetadata(f"schema {entry.file.schema_id} cannot be read")
+        keys = list(schema.trimmed_primary_keys)
+        types = [schema.field(k).type for k in keys]
+        columns = [(f"{KEY_PREFIX}{k}", t) for k, t in zip(keys, types)]
+        data = read_data_file(self.io, path, columns, self.table.identifier or self.root)
+        return keys, types, [data.column(f"{KEY_PREFIX}{k}") for k in keys]
+
+    def _check_data_file(self, need: _Need) -> tuple[str | None, np.ndarray | None]:
+        """The file's problems against its entry, and the hashes of its keys when the key
+        checks want them."""
         entry = need.entry
         assert isinstance(entry, ManifestEntry) and need.schema_dir is not None
         meta = entry.file
@@ -719,8 +836,18 @@ class _Check:
             columns += [(SEQUENCE_NUMBER, BIGINT(False)), (VALUE_KIND, TINYINT(False))]
         columns += [(f.name, f.type) for f in fields]
         data = read_data_file(self.io, need.path, columns, self.table.identifier or self.root)
+        hashes = None
+        if keys and need.path in self.keys.key_files:
+            try:
+                key_columns = [data.column(f"{KEY_PREFIX}{k}") for k in keys]
+                hashes = np.asarray(hash_keys(key_columns, key_types), np.int32)
+            except (PaimonError, ValueError, TypeError, pa.ArrowException):
+                hashes = None  # keys it cannot hash are not judged
         if data.num_rows != meta.row_count:
-            return f"{need.what} has {data.num_rows} rows, its manifest entry says {meta.row_count}"
+            return (
+                f"{need.what} has {data.num_rows} rows, its manifest entry says {meta.row_count}",
+                hashes,
+            )
         problems: list[str] = []
         claimed = _decode_value_stats(meta, schema)
         if claimed is not None:
@@ -742,7 +869,7 @@ class _Check:
                     problems.append(
                         f"{deletes} retract rows, its manifest entry says {meta.delete_row_count}"
                     )
-        return f"{need.what}: " + "; ".join(problems) if problems else None
+        return (f"{need.what}: " + "; ".join(problems) if problems else None), hashes
 
     # ------------------------------------------------------------------ orphans
 

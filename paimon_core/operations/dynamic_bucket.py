@@ -6,19 +6,33 @@ its hash and a new key to the first bucket still below ``dynamic-bucket.target-r
 opening the lowest unused bucket id when all are full (``PartitionIndex.assign`` of a single
 assigner). Each bucket that received new keys gets a new, complete index file that replaces
 the old one in the index manifest.
+
+A key's hash does not determine its bucket (a new key goes to any bucket with room), so an
+index file that lost hashes would silently send known keys to a second bucket. What every
+writer (Java's ``PartitionIndex``/``DynamicBucketIndexMaintainer``, pypaimon, this one) keeps
+true is checked when a partition's index is loaded for writing, at the cost of the index
+bytes and the manifest entries the writer reads anyway: each file is 4 bytes per hash as its
+entry says; a hash is in one file of the partition, once (the assigner maps a hash to one
+bucket, the maintainer keeps a set); and the first and last key of every live data file are
+in its own bucket's file (the maintainer adds every record's key). ``check_table`` with
+``deep`` checks every key of every data file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from paimon_core.exceptions import MetadataFormatError
-from paimon_core.format.manifest import FileKind, IndexManifestEntry
-from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name
+from paimon_core.exceptions import HashIndexUnreadable, MetadataFormatError, PaimonError
+from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.manifest import FileKind, IndexManifestEntry, ManifestEntry
+from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name, partition_path
+from paimon_core.format.types import DataType
+from paimon_core.operations.bucket import murmur_hash, row_hash
+from paimon_core.operations.read import data_file_path
 
 if TYPE_CHECKING:
     from paimon_core.format.snapshot import Snapshot
@@ -43,8 +57,77 @@ def deserialize_hash_index(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=_BE_INT32).astype(np.int32)
 
 
+def n_hashes(n: int) -> str:
+    """``1 hash``, ``2 hashes``."""
+    return "1 hash" if n == 1 else f"{n} hashes"
+
+
 def index_file_path(table_path: str, entry: IndexManifestEntry) -> str:
     return entry.external_path or f"{table_path.rstrip('/')}/{INDEX_DIR}/{entry.file_name}"
+
+
+def hash_index_size_problem(size: int, entry: IndexManifestEntry) -> str | None:
+    """Why a HASH index file of ``size`` bytes is not the one ``entry`` describes (its
+    ``file_size``, 4 bytes for each of its ``row_count`` hashes); None when it can be."""
+    if size != entry.file_size:
+        return f"it has {size} bytes, the index manifest says {entry.file_size}"
+    if entry.file_size != 4 * entry.row_count:
+        return (
+            f"the index manifest says {entry.row_count} hashes in {entry.file_size} bytes "
+            "(4 bytes each)"
+        )
+    return None
+
+
+def read_hash_index(
+    file_io: FileIO, path: str, entry: IndexManifestEntry, where: str = ""
+) -> np.ndarray:
+    """The int32 hashes of the HASH index file ``path`` that ``entry`` describes.
+
+    ``where`` (``partition dt=1``) is added to the bucket in error messages.
+
+    Raises:
+        HashIndexUnreadable: the file is missing or its size is not what ``entry`` says.
+    """
+    what = f"HASH index file {path} of bucket {entry.bucket}" + (f" ({where})" if where else "")
+    try:
+        data = file_io.read_bytes(path)
+    except FileNotFoundError:
+        raise HashIndexUnreadable(f"{what} is missing") from None
+    problem = hash_index_size_problem(len(data), entry)
+    if problem is not None:
+        raise HashIndexUnreadable(f"{what} is corrupt: {problem}")
+    return deserialize_hash_index(data)
+
+
+def repeated_hashes(keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Owners (first, second) of each pair of equal neighbours in the sorted ``keys``.
+
+    ``owners[i]`` says whose ``keys[i]`` is (a bucket, a file). Equal owners are a hash held
+    twice by one owner, different ones a hash two owners share; a run of ``n`` equal hashes
+    makes ``n - 1`` pairs, so each owner in the run is in one of them.
+    """
+    if len(keys) < 2:
+        return _EMPTY, _EMPTY
+    at = np.flatnonzero(keys[1:] == keys[:-1])
+    return owners[at], owners[at + 1]
+
+
+def key_hashes(key: bytes, key_types: Sequence[DataType]) -> list[int]:
+    """The HASH index entries a serialized key (a ``_MIN_KEY``/``_MAX_KEY``) may have: the
+    hash of its BinaryRow bytes as stored, then of the row re-encoded from its values (the
+    same for a writer that encodes keys canonically); empty when it is neither."""
+    out = []
+    row = key[4:]
+    if len(key) > 4 and not len(row) % 4:
+        out.append(murmur_hash(row))
+    try:
+        value_hash = row_hash(deserialize_row(key, key_types), key_types)
+    except (PaimonError, ValueError, IndexError, TypeError, OverflowError):
+        return out
+    if value_hash not in out:
+        out.append(value_hash)
+    return out
 
 
 @dataclass
@@ -158,13 +241,19 @@ class PartitionIndex:
 
 
 class DynamicBucketIndex:
-    """HASH indexes of the partitions one writer touches, loaded lazily from ``snapshot``."""
+    """HASH indexes of the partitions one writer touches, loaded lazily from ``snapshot``.
+
+    ``live_files(partition)`` gives the live data files of a partition in ``snapshot`` (the
+    writer's own scan; by default one is made): each partition's index is checked against
+    them when it is loaded (see the module docstring).
+    """
 
     def __init__(
         self,
         table: FileStoreTable,
         snapshot: Snapshot | None,
         ignore_existing: bool = False,
+        live_files: Callable[[bytes], Iterable[ManifestEntry]] | None = None,
     ) -> None:
         self.table = table
         self.file_io: FileIO = table.file_io
@@ -173,6 +262,14 @@ class DynamicBucketIndex:
         self.partitions: dict[bytes, PartitionIndex] = {}
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self._snapshot = None if ignore_existing else snapshot
+        self._live_files = live_files or self._scan_live_files
+        self.key_types = [table.schema.field(k).type for k in table.schema.trimmed_primary_keys]
+
+    def _scan_live_files(self, partition: bytes) -> list[ManifestEntry]:
+        from paimon_core.operations.scan import TableScan
+
+        assert self._snapshot is not None
+        return TableScan(self.table).read_entries(self._snapshot, partitions={partition})
 
     def _index_entries(self) -> dict[bytes, list[IndexManifestEntry]]:
         if self._entries is None:
@@ -185,6 +282,12 @@ class DynamicBucketIndex:
         return self._entries
 
     def partition(self, partition: bytes) -> PartitionIndex:
+        """The index of ``partition``, loaded and checked on first use.
+
+        Raises:
+            HashIndexUnreadable: an index file of the partition is missing, of another size
+                than its entry says, repeats or shares hashes, or lacks a data file's key.
+        """
         index = self.partitions.get(partition)
         if index is None:
             buckets: dict[int, _Bucket] = {}
@@ -194,11 +297,92 @@ class DynamicBucketIndex:
                         f"Two HASH index files for bucket {e.bucket} of one partition: "
                         f"{buckets[e.bucket].entry.file_name}, {e.file_name}"  # type: ignore[union-attr]
                     )
-                data = self.file_io.read_bytes(index_file_path(self.table.path, e))
-                buckets[e.bucket] = _Bucket(e, deserialize_hash_index(data))
+                path = index_file_path(self.table.path, e)
+                hashes = read_hash_index(self.file_io, path, e, self._partition_label(partition))
+                buckets[e.bucket] = _Bucket(e, hashes)
             index = PartitionIndex(buckets, self.target_row_num, self.max_buckets)
+            if self._snapshot is not None:
+                self._check(partition, index)
             self.partitions[partition] = index
         return index
+
+    def _partition_label(self, partition: bytes) -> str:
+        schema = self.table.schema
+        if not schema.partition_keys:
+            return "unpartitioned"
+        types = [f.type for f in schema.partition_fields]
+        values = deserialize_row(partition, types)
+        name = self.table.options.partition_default_name
+        return f"partition {partition_path(schema.partition_keys, values, types, name)}"
+
+    def _index_path(self, bucket: _Bucket) -> str:
+        assert bucket.entry is not None
+        return index_file_path(self.table.path, bucket.entry)
+
+    def _check(self, partition: bytes, index: PartitionIndex) -> None:
+        """Refuse an index that contradicts itself or the partition's live data files."""
+        where = self._partition_label(partition)
+        first, second = repeated_hashes(*index._known)
+        if len(first):
+            same = first == second
+            if same.any():
+                bucket = index.buckets[int(first[same][0])]
+                raise HashIndexUnreadable(
+                    f"HASH index file {self._index_path(bucket)} of bucket {int(first[same][0])} "
+                    f"({where}) is corrupt: it holds {n_hashes(int(same.sum()))} more than once"
+                )
+            a, b = sorted((int(first[0]), int(second[0])))
+            shared = int(((first == first[0]) & (second == second[0])).sum())
+            raise HashIndexUnreadable(
+                f"HASH index files {self._index_path(index.buckets[a])} of bucket {a} and "
+                f"{self._index_path(index.buckets[b])} of bucket {b} ({where}) are corrupt: "
+                f"they share {n_hashes(shared)}, and a key is in one bucket only"
+            )
+        for e in self._lacking_keys(index, self._live_files(partition)):
+            data = e.file.external_path or data_file_path(
+                self.table, self._values(partition), e.bucket, e.file.file_name
+            )
+            bucket = index.buckets.get(e.bucket)
+            if bucket is None or bucket.entry is None:
+                manifest = self._snapshot.index_manifest  # type: ignore[union-attr]
+                listed = f"index manifest {manifest}" if manifest else "the snapshot (none)"
+                raise HashIndexUnreadable(
+                    f"Bucket {e.bucket} ({where}) has data file {data} but no HASH index file "
+                    f"in {listed}: its keys would be written to a second bucket"
+                )
+            raise HashIndexUnreadable(
+                f"HASH index file {self._index_path(bucket)} of bucket {e.bucket} ({where}) is "
+                f"corrupt: it lacks the keys of data file {data}"
+            )
+
+    def _lacking_keys(
+        self, index: PartitionIndex, files: Iterable[ManifestEntry]
+    ) -> Iterable[ManifestEntry]:
+        """The files whose first or last key is not in their own bucket's index file."""
+        keys, owners = index._known
+        files = [e for e in files if e.bucket >= 0]
+        if not files:
+            return
+        # The stored bytes' hashes, vectorised; a key not found is hashed again from its
+        # values before it counts as lacking.
+        stored = np.zeros(2 * len(files), np.int32)
+        for i, e in enumerate(files):
+            for j, key in enumerate((e.file.min_key, e.file.max_key)):
+                row = key[4:]
+                if len(key) > 4 and not len(row) % 4:
+                    stored[2 * i + j] = murmur_hash(row)
+        found = _find(keys, owners, stored).reshape(-1, 2)
+        for i in np.flatnonzero((found != np.array([[e.bucket] for e in files])).any(axis=1)):
+            e = files[int(i)]
+            for key in (e.file.min_key, e.file.max_key):
+                hashes = key_hashes(key, self.key_types)
+                if hashes and e.bucket not in _find(keys, owners, np.array(hashes, np.int32)):
+                    yield e
+                    break
+
+    def _values(self, partition: bytes) -> tuple:
+        types = [f.type for f in self.table.schema.partition_fields]
+        return deserialize_row(partition, types) if types else ()
 
     def assign(self, partition: bytes, hashes: np.ndarray) -> np.ndarray:
         """Buckets for the records of ``partition`` whose trimmed-key hashes are ``hashes``."""

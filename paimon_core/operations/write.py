@@ -43,7 +43,13 @@ from paimon_core.format.data_files import (
 )
 from paimon_core.format.default_value import field_defaults
 from paimon_core.format.file_index import FileIndexOptions, file_index_options
-from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta, IndexManifestEntry
+from paimon_core.format.manifest import (
+    EMPTY_ROW,
+    EMPTY_STATS,
+    DataFileMeta,
+    IndexManifestEntry,
+    ManifestEntry,
+)
 from paimon_core.format.stats import (
     FooterStats,
     StatsMode,
@@ -308,6 +314,8 @@ class TableWrite:
         self._base: Snapshot | None = base_snapshot or None
         self._base_read = base_snapshot is not False
         self._dynamic: DynamicBucketIndex | None = None
+        # dynamic buckets: the live files of partitions whose HASH index is not loaded yet
+        self._live_files: dict[bytes, list[ManifestEntry]] = {}
 
     def _init_buckets(self) -> None:
         schema, options = self.table.schema, self.table.options
@@ -554,7 +562,10 @@ class TableWrite:
             )
         if self._dynamic is None:
             self._dynamic = DynamicBucketIndex(
-                self.table, self._base_snapshot(), ignore_existing=self.overwrite
+                self.table,
+                self._base_snapshot(),
+                ignore_existing=self.overwrite,
+                live_files=lambda partition: self._live_files.pop(partition, ()),
             )
         hashes = np.asarray(
             hash_keys([data.column(k) for k in self.key_names], self.key_types), dtype=np.int32
@@ -575,22 +586,29 @@ class TableWrite:
         return self._base
 
     def _restore_sequences(self, partitions: list[bytes]) -> None:
-        """Continue each bucket's sequence after the highest one of its live files (Java)."""
+        """Continue each bucket's sequence after the highest one of its live files (Java);
+        a dynamic-bucket writer keeps the files for checking the partitions' HASH index."""
         if not partitions:
             return
         self._restored.update(partitions)
-        if self.overwrite or self.ignore_previous_files or self.mode == "unaware":
-            return  # overwritten files go away; unaware append writers start at 0 as Java's
+        # overwritten files go away; unaware append writers start at 0 as Java's
+        sequences = not (self.overwrite or self.ignore_previous_files or self.mode == "unaware")
+        keep_files = self.mode == "dynamic" and not self.overwrite
+        if not (sequences or keep_files):
+            return
         snapshot = self._base_snapshot()
         if snapshot is None:
             return
         from paimon_core.operations.scan import TableScan
 
         for e in TableScan(self.table).read_entries(snapshot, partitions=set(partitions)):
-            key = (e.partition, e.bucket)
-            seq = e.file.max_sequence_number + 1
-            if seq > self._next_seq.get(key, 0):
-                self._next_seq[key] = seq
+            if keep_files:
+                self._live_files.setdefault(e.partition, []).append(e)
+            if sequences:
+                key = (e.partition, e.bucket)
+                seq = e.file.max_sequence_number + 1
+                if seq > self._next_seq.get(key, 0):
+                    self._next_seq[key] = seq
 
     # ------------------------------------------------------------------------ files
 

@@ -192,6 +192,58 @@ def test_java_reads_a_table_made_through_sql(
     assert ours == java()
 
 
+def test_we_write_to_javas_dynamic_bucket_table_through_its_index(
+    warehouse: str, oracle: Callable[..., Any]
+) -> None:
+    """Java's HASH index files and data files (string keys) pass the check our writer makes
+    of a partition's index before it writes, and we place Java's keys in Java's buckets."""
+    oracle(
+        "create-table",
+        warehouse,
+        "db.jdyn",
+        "--schema",
+        "s STRING NOT NULL, v STRING, dt STRING NOT NULL",
+        "--primary-key",
+        "s,dt",
+        "--partition",
+        "dt",
+        "--option",
+        "bucket=-1",
+        "--option",
+        "dynamic-bucket.target-row-num=7",
+    )
+
+    def java_write(keys: range, value: str) -> None:
+        batch = [{"s": f"key-{k:05d}", "v": value, "dt": f"p{k % 2}"} for k in keys]
+        oracle("write", warehouse, "db.jdyn", "--json-rows", json.dumps(batch))
+
+    def ours(keys: range, value: str) -> pa.Table:
+        return pa.table(
+            {
+                "s": [f"key-{k:05d}" for k in keys],
+                "v": [value] * len(keys),
+                "dt": [f"p{k % 2}" for k in keys],
+            }
+        )
+
+    java_write(range(40), "j")
+    java_write(range(30, 50), "j2")
+    table = FileSystemCatalog(warehouse).get_table("db.jdyn")
+    table.write_arrow(ours(range(20, 60), "o"))
+    java_write(range(55, 70), "j3")
+    FileSystemCatalog(warehouse).get_table("db.jdyn").write_arrow(ours(range(5), "o2"))
+    want = {
+        f"key-{k:05d}": "o2" if k < 5 else "j3" if k >= 55 else "o" if k >= 20 else "j"
+        for k in range(70)
+    }
+    for got in (
+        FileSystemCatalog(warehouse).get_table("db.jdyn").to_arrow().to_pylist(),
+        oracle("read", warehouse, "db.jdyn"),
+    ):
+        assert len(got) == 70
+        assert {r["s"]: r["v"] for r in got} == want
+
+
 def test_java_reads_and_upserts_our_dynamic_bucket_table(
     warehouse: str, oracle: Callable[..., Any]
 ) -> None:
@@ -221,3 +273,7 @@ def test_java_reads_and_upserts_our_dynamic_bucket_table(
     assert json_rows(oracle("read", warehouse, "db.dyn"), COLS) == want
     ours = FileSystemCatalog(warehouse).get_table("db.dyn").to_arrow()
     assert rows(ours, COLS) == want
+    # Java's index files and data files pass our check of the index when we write again
+    ours_table = FileSystemCatalog(warehouse).get_table("db.dyn")
+    ours_table.write_arrow(_batch(PK_SCHEMA, keys, ["c"] * 60, dts))
+    assert rows(ours_table.to_arrow(), COLS) == sorted((k, "c", dt) for k, dt in zip(keys, dts))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import HashIndexUnreadable
 from paimon_core.lifecycle.file_deletion import TableFiles
+from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
 from paimon_core.table import FileStoreTable
 from procedures import ProcedureError
 from procedures.check import CHECK_OUTPUT, DIFF_OUTPUT
@@ -61,6 +64,47 @@ def test_check_table_healthy_and_damaged(warehouse: str) -> None:
         ("missing", victim, "snapshots 1-3, tag t1", "data file does not exist"),
         ("hint", table.snapshot_manager.latest_hint_path, None, "LATEST says 7, the latest snapshot is 3"),
     ]  # fmt: skip
+
+
+def test_check_table_deep_finds_a_garbage_hash_index_and_duplicate_keys(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: a dynamic-bucket table's HASH index file overwritten with garbage of its
+    size. The deep check reports it (and the duplicate keys a writer trusting it made) as
+    rows; writes refuse it."""
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.d",
+        SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["id", "dt"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "40"},
+    )
+    ids = list(range(100))
+    batch = pa.table({"id": ids, "name": ["a"] * 100, "dt": ["2024-01-01"] * 100}, SCHEMA)
+    table.write_arrow(batch)
+    assert call(catalog, "check_table", table="db.d", deep=True).rows == []
+    snapshot = table.snapshot_manager.latest_snapshot()
+    (entry,) = [e for e in table.index_manifest_file.read(snapshot.index_manifest) if e.bucket == 1]
+    index_path = f"{table.path}/index/{entry.file_name}"
+    with open(index_path, "wb") as f:
+        f.write(np.random.default_rng(19).bytes(entry.file_size))
+    assert call(catalog, "check_table", table="db.d").rows == []
+    ((kind, path, needed_by, detail),) = call(catalog, "check_table", table="db.d", deep=True).rows
+    assert (kind, path, needed_by) == ("mismatch", index_path, "snapshot 1")
+    assert detail.startswith("HASH index file of bucket 1 lacks keys of 1 data file of its bucket")
+    with pytest.raises(HashIndexUnreadable, match=entry.file_name):
+        table.write_arrow(batch)
+    assert table.snapshot_manager.latest_snapshot().snapshot_id == 1
+    monkeypatch.setattr(DynamicBucketIndex, "_check", lambda *_: None)  # a writer before the fix
+    table.write_arrow(batch)
+    monkeypatch.undo()
+    rows = call(catalog, "check_table", table="db.d", deep=True).rows
+    assert [row[:3] for row in rows] == [
+        ("mismatch", index_path, "snapshots 1-2"),
+        ("duplicate", f"{table.path}/dt=2024-01-01", "snapshot 2"),
+    ]
+    assert rows[1][3].startswith("40 primary keys are in more than one bucket of the partition")
 
 
 @pytest.mark.parametrize(

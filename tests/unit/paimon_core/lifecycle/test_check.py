@@ -4,30 +4,39 @@ exactly its row, and the check never changes a byte."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
-from paimon_core.format.manifest import FileKind
+from paimon_core.format.index_manifest import serialize_index_manifest
+from paimon_core.format.manifest import FileKind, IndexManifestEntry
 from paimon_core.format.snapshot import ChangelogManager, snapshot_to_json
 from paimon_core.format.statistics import Statistics
+from paimon_core.format.types import BIGINT, INT
 from paimon_core.lifecycle import check as check_module
 from paimon_core.lifecycle.check import LiveRoot, Problem, check_table, live_roots, render_roots
 from paimon_core.lifecycle.file_deletion import TableFiles
 from paimon_core.lifecycle.orphan import remove_orphan_files
 from paimon_core.lifecycle.tag_management import create_tag
+from paimon_core.operations.bucket import bucket_for_hash, hash_keys, row_hash
+from paimon_core.operations.dynamic_bucket import HASH_INDEX, DynamicBucketIndex
 from paimon_core.table import FileStoreTable
 from tests.unit.procedures.helpers import SCHEMA, call, fingerprint, new_catalog, new_table
 
 PAST = "2000-01-01 00:00:00"
+DELETE = 3  # RowKind -D
 DAYS_AGO = time.time() - 3 * 86_400
 
 
@@ -185,8 +194,21 @@ def test_java_written_tables_are_healthy(warehouse: str, oracle: Callable[..., A
     )
     oracle("write", warehouse, "db.ja", "--json-rows", '[{"k":1,"v":"a"},{"k":5,"v":"zz"}]')
     oracle("write", warehouse, "db.ja", "--json-rows", '[{"k":-3,"v":null}]')
+    # dynamic buckets: Java's HASH index files (several versions, several buckets)
+    oracle(
+        "create-table", warehouse, "db.jd", "--schema", "k INT NOT NULL, v STRING",
+        "--primary-key", "k", "--option", "bucket=-1",
+        "--option", "dynamic-bucket.target-row-num=3",
+    )  # fmt: skip
+    rows = [{"k": k, "v": f"a{k}"} for k in range(10)]
+    oracle("write", warehouse, "db.jd", "--json-rows", json.dumps(rows))
+    oracle("create-tag", warehouse, "db.jd", "t1")
+    rows = [{"k": k, "v": f"b{k}"} for k in range(5, 15)]
+    oracle("write", warehouse, "db.jd", "--json-rows", json.dumps(rows))
+    oracle("write", warehouse, "db.jd", "--delete", "--json-rows", '[{"k":7,"v":"b7"}]')
     catalog = FileSystemCatalog(warehouse)
-    for name in ("db.j", "db.ja"):
+    assert len({e.bucket for e in live_entries(catalog.get_table("db.jd"))}) == 5
+    for name in ("db.j", "db.ja", "db.jd"):
         healthy(catalog.get_table(name))
 
 
@@ -485,3 +507,295 @@ def test_render_roots_groups_ids_into_ranges() -> None:
     assert render_roots(roots) == (
         "snapshots 1-3, 5, 7-8, tags a, b, consumer c, branch x changelog 4"
     )
+
+
+# ----------------------------------------------------------------------------- keys (deep)
+
+DAY = "2024-01-01"
+
+
+def _rows_of(ids: Iterable[int], name: str, dt: str = DAY) -> pa.Table:
+    ids = list(ids)
+    return pa.table({"id": ids, "name": [f"{name}{i}" for i in ids], "dt": [dt] * len(ids)}, SCHEMA)
+
+
+def dynamic_three_buckets(catalog: FileSystemCatalog) -> FileStoreTable:
+    """Ids 0-99 of one partition in buckets 0 (0-39), 1 (40-79) and 2 (80-99), tag t1 on
+    snapshot 1; snapshot 2 updates every 7th id (no new key: the index files stay)."""
+    table = catalog.create_table(
+        "db.d3",
+        SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["id", "dt"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "40"},
+    )
+    table.write_arrow(_rows_of(range(100), "a"))
+    create_tag(table, "t1", snapshot_id=1)
+    table.write_arrow(_rows_of(range(0, 100, 7), "b"))
+    return catalog.get_table("db.d3")
+
+
+def hash_index_entry(table: FileStoreTable, bucket: int) -> IndexManifestEntry:
+    snapshot = table.snapshot_manager.latest_snapshot()
+    entries = table.index_manifest_file.read(snapshot.index_manifest)
+    return next(e for e in entries if e.index_type == HASH_INDEX and e.bucket == bucket)
+
+
+def index_path(table: FileStoreTable, entry: IndexManifestEntry) -> str:
+    return f"{table.path}/index/{entry.file_name}"
+
+
+def edit_index_manifests(
+    table: FileStoreTable, edit: Callable[[list[IndexManifestEntry]], list[IndexManifestEntry]]
+) -> None:
+    """Rewrite every snapshot's index manifest in place with ``edit`` of its entries."""
+    for snapshot_id in table.snapshot_manager.list_snapshot_ids():
+        name = table.snapshot_manager.snapshot(snapshot_id).index_manifest
+        entries = table.index_manifest_file.read(name)
+        with open(f"{table.path}/manifest/{name}", "wb") as f:
+            f.write(serialize_index_manifest(edit(entries)))
+
+
+def bucket_files(table: FileStoreTable, bucket: int) -> list[str]:
+    return sorted(
+        os.path.basename(data_path(table, e)) for e in live_entries(table) if e.bucket == bucket
+    )
+
+
+def test_healthy_dynamic_bucket_history_has_no_key_problem(warehouse: str) -> None:
+    """Many buckets and index versions, updates, deletes, a compaction, tags and expiry:
+    every data file's keys are in its bucket's index, no key or hash in two buckets."""
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.h",
+        SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["id", "dt"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "7"},
+    )
+    table.write_arrow(pa.concat_tables([_rows_of(range(30), "a"), _rows_of(range(9), "a", "x")]))
+    create_tag(table, "t1")
+    table.write_arrow(_rows_of(range(20, 50), "b"))
+    deletes = _rows_of(range(0, 50, 5), "b")
+    table.write_arrow(deletes, row_kinds=pa.array([DELETE] * deletes.num_rows, pa.int8()))
+    create_tag(table, "t2")
+    assert call(catalog, "compact", table="db.h").rows == [(True,)]
+    table.write_arrow(_rows_of(range(45, 60), "c"))
+    assert len({e.bucket for e in live_entries(table)}) >= 8
+    healthy(catalog.get_table("db.h"))
+
+
+def test_garbage_hash_index_of_the_right_size_lacks_its_buckets_keys(warehouse: str) -> None:
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    healthy(table)
+    entry = hash_index_entry(table, 1)
+    path = index_path(table, entry)
+    with open(path, "wb") as f:
+        f.write(np.random.default_rng(19).bytes(entry.file_size))
+    assert checked(table) == []  # the size is right: only the keys tell
+    (problem,) = checked(table, deep=True)
+    # ids 40-79 (tag t1 too), then the update of 42, 49, ..., 77
+    counts = {
+        os.path.basename(data_path(table, e)): e.file.row_count
+        for e in live_entries(table)
+        if e.bucket == 1
+    }
+    assert sorted(counts.values()) == [6, 40]
+    assert (problem.kind, problem.path, problem.needed_by) == (
+        "mismatch",
+        path,
+        "snapshots 1-2, tag t1",
+    )
+    assert problem.detail == (
+        "HASH index file of bucket 1 lacks keys of 2 data files of its bucket ("
+        + ", ".join(f"{name}: {counts[name]}" for name in sorted(counts))
+        + "): the next write puts them in another bucket"
+    )
+
+
+def test_duplicate_keys_across_buckets_are_reported(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The damage of issue 19: a writer trusting a garbage index file put 40 known ids in
+    new buckets. The deep check names the partition, the keys and the snapshot."""
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    entry = hash_index_entry(table, 1)
+    with open(index_path(table, entry), "wb") as f:
+        f.write(np.random.default_rng(19).bytes(entry.file_size))
+    monkeypatch.setattr(DynamicBucketIndex, "_check", lambda *_: None)  # a writer before the fix
+    table.write_arrow(_rows_of(range(100), "c"))
+    monkeypatch.undo()
+    assert table.to_arrow().num_rows == 140
+    problems = checked(table, deep=True)
+    duplicate = next(p for p in problems if p.kind == "duplicate")
+    assert (duplicate.path, duplicate.needed_by) == (f"{table.path}/dt={DAY}", "snapshot 3")
+    assert duplicate.detail.startswith(
+        "40 primary keys are in more than one bucket of the partition, and read more than "
+        "once: (id=40) in buckets 1 ("
+    )
+    assert duplicate.detail.endswith("; and 37 more")
+    # the garbage file is reported too, for every root that has it
+    assert [(p.kind, p.path, p.needed_by) for p in problems if p.kind != "duplicate"] == [
+        ("mismatch", index_path(table, entry), "snapshots 1-3, tag t1")
+    ]
+
+
+def test_hashes_shared_by_two_buckets_index_files(warehouse: str) -> None:
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    zero, one = hash_index_entry(table, 0), hash_index_entry(table, 1)
+    shutil.copyfile(index_path(table, zero), index_path(table, one))  # 40 hashes each
+    assert checked(table) == []
+    problems = checked(table, deep=True)
+    assert [(p.kind, p.path, p.needed_by) for p in problems] == sorted(
+        [
+            ("mismatch", index_path(table, zero), "snapshots 1-2, tag t1"),
+            ("mismatch", index_path(table, one), "snapshots 1-2, tag t1"),
+        ],
+        key=lambda r: r[1],
+    )
+    by_path = {p.path: p.detail for p in problems}
+    assert by_path[index_path(table, zero)] == (
+        f"HASH index file of bucket 0 shares 40 hashes with the one of bucket 1 "
+        f"({one.file_name}): a key is in one bucket only"
+    )
+    assert by_path[index_path(table, one)].startswith(
+        f"HASH index file of bucket 1 shares 40 hashes with the one of bucket 0 "
+        f"({zero.file_name}): a key is in one bucket only; HASH index file of bucket 1 lacks "
+        "keys of 2 data files"
+    )
+
+
+def test_bucket_with_data_and_no_hash_index_file(warehouse: str) -> None:
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    edit_index_manifests(table, lambda es: [e for e in es if e.bucket != 1])
+    assert checked(table) == []
+    assert checked(table, deep=True) == [
+        Problem(
+            "mismatch",
+            f"{table.path}/dt={DAY}/bucket-1",
+            "snapshots 1-2, tag t1",
+            f"bucket 1 has 2 data files ({', '.join(bucket_files(table, 1))}) but no HASH "
+            "index file: the next write puts its keys in another bucket",
+        )
+    ]
+
+
+def test_hash_index_entry_counting_other_hashes_than_its_size(warehouse: str) -> None:
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    entry = hash_index_entry(table, 2)
+    edit_index_manifests(
+        table, lambda es: [dataclasses.replace(e, row_count=21) if e == entry else e for e in es]
+    )
+    assert checked(table) == []
+    assert checked(table, deep=True) == [
+        Problem(
+            "mismatch",
+            index_path(table, entry),
+            "snapshots 1-2, tag t1",
+            "HASH index file: its index manifest entry says 21 hashes in 80 bytes (4 bytes each)",
+        )
+    ]
+
+
+def test_hash_held_twice_by_one_index_file(warehouse: str) -> None:
+    table = dynamic_three_buckets(new_catalog(warehouse))
+    entry = hash_index_entry(table, 2)
+    path = index_path(table, entry)
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[:4] + data[:-4])  # the first hash twice, the last one gone
+    (problem,) = checked(table, deep=True)
+    assert (problem.kind, problem.path) == ("mismatch", path)
+    assert problem.detail.startswith(
+        "HASH index file: it holds 1 hash more than once; HASH index file of bucket 2 lacks "
+        "keys of "
+    )
+
+
+def test_duplicate_keys_of_a_fixed_bucket_table(warehouse: str) -> None:
+    """A data file of bucket 0 committed again in bucket 1: its ids are read twice from
+    snapshot 2 on; snapshot 1 (and its tag) are sound."""
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.f", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "2"}
+    )
+    table.write_arrow(_rows_of(range(10), "a"))
+    create_tag(table, "t1")
+    (entry,) = [e for e in live_entries(table) if e.bucket == 0]
+    ids = sorted(
+        pq.ParquetFile(data_path(table, entry)).read(columns=["_KEY_id"]).column(0).to_pylist()
+    )
+    copy = dataclasses.replace(entry.file, file_name=f"data-{uuid.uuid4()}-0.parquet")
+    bucket_dir = f"{table.path}/dt={DAY}/bucket-1"
+    shutil.copyfile(data_path(table, entry), f"{bucket_dir}/{copy.file_name}")
+    table.new_commit().commit([CommitMessage(entry.partition, 1, 2, new_files=(copy,))])
+    assert table.to_arrow().num_rows == 10 + len(ids)
+    assert checked(table) == []
+    (problem,) = checked(table, deep=True)
+    assert (problem.kind, problem.path, problem.needed_by) == (
+        "duplicate",
+        f"{table.path}/dt={DAY}",
+        "snapshot 2",
+    )
+    original = os.path.basename(data_path(table, entry))
+    assert problem.detail.startswith(
+        f"{len(ids)} primary keys are in more than one bucket of the partition, and read more "
+        f"than once: (id={ids[0]}) in buckets 0 ({original}), 1 ({copy.file_name}); "
+    )
+
+
+def test_duplicate_keys_are_found_in_their_partition_among_many(warehouse: str) -> None:
+    """Partitions are checked one at a time while files are read ahead: the duplicate of
+    one partition among twelve is reported there only."""
+    catalog = new_catalog(warehouse)
+    table = catalog.create_table(
+        "db.m", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "2"}
+    )
+    days = [f"2024-02-{d:02d}" for d in range(1, 13)]
+    table.write_arrow(pa.concat_tables([_rows_of(range(6), "a", day) for day in days]))
+    entry = next(
+        e
+        for e in live_entries(table)
+        if e.bucket == 0 and data_path(table, e).startswith(f"{table.path}/dt={days[5]}/")
+    )
+    copy = dataclasses.replace(entry.file, file_name=f"data-{uuid.uuid4()}-0.parquet")
+    shutil.copyfile(data_path(table, entry), f"{table.path}/dt={days[5]}/bucket-1/{copy.file_name}")
+    table.new_commit().commit([CommitMessage(entry.partition, 1, 2, new_files=(copy,))])
+    problems = checked(table, deep=True)
+    assert [(p.kind, p.path, p.needed_by) for p in problems] == [
+        ("duplicate", f"{table.path}/dt={days[5]}", "snapshot 2")
+    ]
+    assert problems[0].detail.startswith(f"{entry.file.row_count} primary key")
+
+
+def test_keys_sharing_a_hash_in_two_buckets_are_no_duplicate(warehouse: str) -> None:
+    """Two keys that hash alike land in two buckets when the bucket key is another column:
+    the check compares the keys themselves, not only their hashes."""
+    key_types = [BIGINT(False), INT(False)]
+    ids = np.arange(300_000, dtype=np.int64)
+
+    def hashes(group: int) -> np.ndarray:
+        columns = [pa.array(ids), pa.array(np.full(len(ids), group, np.int32))]
+        return np.asarray(hash_keys(columns, key_types))
+
+    zero, one = hashes(0), hashes(1)
+    h = np.intersect1d(zero, one)[0]  # a birthday pair: about 20 expected among 300k each
+    a, b = int(ids[zero == h][0]), int(ids[one == h][0])
+    num_buckets = next(n for n in range(2, 9) if bucket_of(0, n) != bucket_of(1, n))
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), False), pa.field("g", pa.int32(), False), ("v", pa.string())]
+    )
+    table = new_catalog(warehouse).create_table(
+        "db.c",
+        schema,
+        primary_keys=["id", "g"],
+        options={"bucket": str(num_buckets), "bucket-key": "g"},
+    )
+    table.write_arrow(pa.table({"id": [a, b], "g": [0, 1], "v": ["x", "y"]}, schema))
+    assert len({e.bucket for e in live_entries(table)}) == 2
+    healthy(table)
+
+
+def bucket_of(group: int, num_buckets: int) -> int:
+    return bucket_for_hash(row_hash([group], [INT(False)]), num_buckets)

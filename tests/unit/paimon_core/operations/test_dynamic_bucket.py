@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import MetadataFormatError
+from paimon_core.exceptions import HashIndexUnreadable, MetadataFormatError
+from paimon_core.format.index_manifest import serialize_index_manifest
+from paimon_core.format.manifest import IndexManifestEntry
 from paimon_core.format.types import BIGINT
 from paimon_core.operations.bucket import hash_keys
 from paimon_core.operations.dynamic_bucket import (
@@ -190,3 +194,129 @@ def test_pypaimon_and_we_share_the_index(warehouse: str) -> None:
     assert _rows(ours) == expected
     (entry,) = _index(ours)
     assert entry.row_count == 5
+
+
+# --------------------------------------------------------------- damaged HASH index files
+
+
+def _three_buckets(warehouse: str) -> FileStoreTable:
+    """Keys 0..99 in buckets 0 (0..39), 1 (40..79) and 2 (80..99)."""
+    table = _table(warehouse, **{"dynamic-bucket.target-row-num": "40"})
+    table.write_arrow(_batch(list(range(100))))
+    assert {e.bucket: e.row_count for e in _index(table)} == {0: 40, 1: 40, 2: 20}
+    return table
+
+
+def _files(table: FileStoreTable) -> dict[str, bytes]:
+    root = Path(table.path)
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _refused(table: FileStoreTable, data: pa.Table, match: str) -> None:
+    """The write of ``data`` fails with ``match`` and leaves the table as it was."""
+    before = _files(table)
+    rows = _rows(table)
+    with pytest.raises(HashIndexUnreadable, match=match) as err:
+        table.write_arrow(data)
+    assert "\n" not in str(err.value)
+    assert _files(table) == before
+    assert _rows(table) == rows
+
+
+def test_a_garbage_index_file_of_the_right_size_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    entry = next(e for e in _index(table) if e.bucket == 1)
+    path = Path(table.path) / "index" / entry.file_name
+    path.write_bytes(np.random.default_rng(19).bytes(entry.file_size))
+    # Used as it is, keys 40..79 would be new keys again: placed in other buckets, 40
+    # primary keys would be there twice.
+    _refused(table, _batch(list(range(100)), "w"), f"{entry.file_name}.*bucket 1")
+
+
+def _index_file(table: FileStoreTable, bucket: int) -> tuple[IndexManifestEntry, Path]:
+    entry = next(e for e in _index(table) if e.bucket == bucket)
+    return entry, Path(table.path) / "index" / entry.file_name
+
+
+def _edit_index_manifest(
+    table: FileStoreTable, edit: Callable[[list[IndexManifestEntry]], list[IndexManifestEntry]]
+) -> None:
+    """Rewrite the latest snapshot's index manifest in place with ``edit`` of its entries."""
+    name = table.snapshot_manager.latest_snapshot().index_manifest
+    path = Path(table.path) / "manifest" / name
+    path.write_bytes(serialize_index_manifest(edit(table.index_manifest_file.read(name))))
+
+
+def test_an_index_file_of_another_size_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    entry, path = _index_file(table, 2)
+    path.write_bytes(path.read_bytes() + bytes(4))
+    _refused(
+        table,
+        _batch([1, 200]),
+        f"{entry.file_name} of bucket 2 \\(partition dt=d1\\) is corrupt: it has 84 bytes, "
+        "the index manifest says 80",
+    )
+
+
+def test_an_index_entry_whose_row_count_is_not_its_size_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    entry, _ = _index_file(table, 0)
+    _edit_index_manifest(
+        table,
+        lambda es: [dataclasses.replace(e, row_count=39) if e == entry else e for e in es],
+    )
+    _refused(table, _batch([1]), f"{entry.file_name}.*says 39 hashes in 160 bytes")
+
+
+def test_a_missing_index_file_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    entry, path = _index_file(table, 1)
+    path.unlink()
+    _refused(table, _batch([1]), f"{entry.file_name} of bucket 1 .*is missing")
+
+
+def test_hashes_shared_by_two_buckets_stop_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    first, first_path = _index_file(table, 0)
+    second, second_path = _index_file(table, 1)
+    second_path.write_bytes(first_path.read_bytes())  # the same size: 40 hashes each
+    _refused(
+        table,
+        _batch([1]),
+        f"{first.file_name} of bucket 0 and .*{second.file_name} of bucket 1 .*share 40 hashes",
+    )
+
+
+def test_a_hash_held_twice_by_one_file_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    entry, path = _index_file(table, 2)
+    data = path.read_bytes()
+    path.write_bytes(data[:-4] + data[:4])
+    _refused(table, _batch([1]), f"{entry.file_name} of bucket 2 .*holds 1 hash more than once")
+
+
+def test_a_bucket_with_data_and_no_index_file_stops_the_write(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    _edit_index_manifest(table, lambda es: [e for e in es if e.bucket != 1])
+    _refused(table, _batch([1]), "Bucket 1 \\(partition dt=d1\\) has data file .*/bucket-1/data-")
+
+
+def test_only_the_partitions_written_are_checked(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    table.write_arrow(_batch([1, 2], dt="d2"))
+    (d2,) = [e for e in _index(table) if e.row_count == 2]
+    path = Path(table.path) / "index" / d2.file_name
+    path.write_bytes(bytes(len(path.read_bytes())))
+    # d1 is written: its index is sound; d2's damage is for d2's writes to find
+    table.write_arrow(_batch([5, 500], "w"))
+    assert (5, "w5") in _rows(table) and len(_rows(table)) == 103
+    _refused(table, _batch([1], dt="d2"), "partition dt=d2")
+
+
+def test_an_overwrite_does_not_need_the_old_index(warehouse: str) -> None:
+    table = _three_buckets(warehouse)
+    _, path = _index_file(table, 1)
+    path.write_bytes(np.random.default_rng(1).bytes(len(path.read_bytes())))
+    table.write_arrow(_batch([7, 8]), overwrite=True)
+    assert _rows(table) == [(7, "v7"), (8, "v8")]
