@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paimon_core.exceptions import InvalidArgument, SnapshotNotFound, TagNotFound
-from paimon_core.lifecycle.check import check_table
+from paimon_core.exceptions import InvalidArgument, SchemaError, SnapshotNotFound, TagNotFound
+from paimon_core.lifecycle.check import check_table, checkable_table
 from paimon_core.operations.diff import diff_snapshots
 from paimon_core.operations.time_travel import snapshot_for_version
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
@@ -59,7 +59,12 @@ DIFF_OUTPUT = (
 def _check_table(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     """Rows ``(kind, path, needed_by, detail)``, one per problem, none when healthy (see the
     module docstring); read-only, so it is answered without Spark even with ``deep``."""
-    table = ctx.table(args["table"])
+    try:
+        table = ctx.table(args["table"])
+    except SchemaError:  # a corrupt latest schema: a row of the result, not a failure
+        database, name = ctx.split_table(args["table"], "table")
+        identifier = f"{database}.{name}"
+        table = checkable_table(ctx.catalog.file_io, ctx.catalog.table_path(identifier), identifier)
     problems = check_table(table, deep=bool(args["deep"]))
     return ProcedureResult(
         CHECK_OUTPUT, [(p.kind, p.path, p.needed_by, p.detail) for p in problems]

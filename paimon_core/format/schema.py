@@ -234,7 +234,7 @@ def schema_from_json(text: str | bytes) -> TableSchema:
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise SchemaError(f"Schema file is not JSON: {e}") from e
+        raise SchemaError(f"not JSON: {e}") from e
     return schema_from_dict(data)
 
 
@@ -960,7 +960,7 @@ class SchemaManager:
         """Schema ``schema_id`` (cached: a published schema file never changes).
 
         Raises:
-            SchemaError: it does not exist or cannot be parsed.
+            SchemaError: it does not exist or cannot be parsed (the message names the file).
         """
         cached = self._cache.get(schema_id)
         if cached is not None:
@@ -981,6 +981,8 @@ class SchemaManager:
                 PARSED_SCHEMAS.put(path, version, text, schema)
         except FileNotFoundError:
             raise SchemaError(f"Schema {schema_id} does not exist in {self.schema_dir}") from None
+        except (SchemaError, RecursionError) as e:
+            raise SchemaError(f"Schema file {path} is corrupt: {e}") from None
         with self._cache_lock:
             self._cache[schema_id] = schema
         return schema

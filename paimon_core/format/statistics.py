@@ -89,7 +89,12 @@ class Statistics:
         return {name: stats.to_json() for name, stats in self.col_stats.items()}
 
     @classmethod
-    def from_json(cls, text: str, path: str = "") -> Statistics:
+    def from_json(cls, text: str | bytes, path: str = "") -> Statistics:
+        """Parse a statistics file's JSON (bytes are decoded as UTF-8).
+
+        Raises:
+            CorruptMetadata: anything that is not a statistics object, naming ``path``.
+        """
         try:
             data = json.loads(text)
             return cls(
@@ -99,7 +104,7 @@ class Statistics:
                 data.get("mergedRecordSize"),
                 {k: ColStats.from_json(v) for k, v in (data.get("colStats") or {}).items()},
             )
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise CorruptMetadata(f"Statistics file {path} is corrupt: {e}") from None
 
 
@@ -116,8 +121,12 @@ def write_statistics(table: FileStoreTable, stats: Statistics) -> str:
 
 
 def read_statistics(table: FileStoreTable, snapshot: Snapshot | None) -> Statistics | None:
-    """The statistics a snapshot references, None when it has none."""
+    """The statistics a snapshot references, None when it has none.
+
+    Raises:
+        CorruptMetadata: the file is not a statistics file (named in the message).
+    """
     if snapshot is None or not snapshot.statistics:
         return None
     path = statistics_path(table, snapshot.statistics)
-    return Statistics.from_json(table.file_io.read_text(path), path)
+    return Statistics.from_json(table.file_io.read_bytes(path), path)

@@ -44,6 +44,7 @@ from paimon_core.exceptions import (
     CommitConflict,
     CorruptMetadata,
     PaimonError,
+    SchemaError,
     TagNotFound,
     UnsupportedFeature,
 )
@@ -70,7 +71,7 @@ from paimon_core.format.statistics import Statistics
 from paimon_core.format.stats import ColumnStats, StatsMode, column_stats, decode_stats
 from paimon_core.format.tag import TagManager
 from paimon_core.format.types import BIGINT, TINYINT, DataType
-from paimon_core.io.fileio import FileStatus
+from paimon_core.io.fileio import FileIO, FileStatus
 from paimon_core.lifecycle.check_keys import DUPLICATE, PartitionKeys
 from paimon_core.lifecycle.file_deletion import FILE_SOURCE_APPEND, TableFiles
 from paimon_core.lifecycle.orphan import DAY_MILLIS, branch_names, orphan_candidates
@@ -189,6 +190,27 @@ def live_roots(table: FileStoreTable) -> list[LiveRoot]:
     ``check_table``, which reports them)."""
     check = _Check(table, deep=False, orphan_before=0)
     return [r for branch in check.branches() for r in check.branch_roots(branch)]
+
+
+def checkable_table(file_io: FileIO, path: str, identifier: str = "") -> FileStoreTable:
+    """The table at ``path`` opened with its newest schema that parses, so that
+    ``check_table`` can report a corrupt latest schema instead of failing to open it.
+
+    Raises:
+        SchemaError: no schema file of the table parses (the latest one's error).
+    """
+    from paimon_core.table import FileStoreTable
+
+    manager = SchemaManager(file_io, path)
+    first: SchemaError | None = None
+    for schema_id in reversed(manager.list_ids()):
+        try:
+            return FileStoreTable(file_io, path, manager.schema(schema_id), identifier)
+        except SchemaError as err:
+            first = first or err
+    if first is None:
+        return FileStoreTable.load(path, identifier, file_io)  # no schema: TableNotExist
+    raise first
 
 
 def check_table(
@@ -310,6 +332,7 @@ class _Check:
                     for need in self.needs(root):
                         for key in bad.get(need.path, ()):
                             self.problems[key][1].add(root)
+        self.check_schemas()
         self.forget_vanished_roots()
         self.find_orphans()
         rows = [
@@ -318,6 +341,14 @@ class _Check:
         ]
         rows.sort(key=lambda p: (KINDS.index(p.kind), p.path))
         return rows
+
+    def check_schemas(self) -> None:
+        """Every schema file of every branch parses: the latest is the one writers use, the
+        others time travel reads (those snapshots name are checked again as their need)."""
+        for branch in self.branches():
+            schema_dir = f"{branch_path(self.root, branch)}/{SCHEMA_DIR}"
+            for schema_id in SchemaManager(self.io, self.root, branch).list_ids():
+                self.schema(schema_dir, schema_id, None)
 
     def forget_vanished_roots(self) -> None:
         """Roots whose own file is gone by now were expired, rolled back or deleted while

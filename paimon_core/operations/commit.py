@@ -25,6 +25,7 @@ from paimon_core.exceptions import (
     CommitConflict,
     CommitFileMissing,
     CommitOutcomeUnknown,
+    CorruptMetadata,
     InvalidArgument,
 )
 from paimon_core.format.binary_row import deserialize_row
@@ -307,8 +308,15 @@ class FileStoreCommit:
 
     def _inherited_statistics(self, latest: Snapshot | None) -> str | None:
         """The latest snapshot's statistics file, kept while the schema it was computed
-        under is still the table's (``FileStoreCommitImpl.tryCommitOnce``)."""
-        stats = read_statistics(self.table, latest)
+        under is still the table's (``FileStoreCommitImpl.tryCommitOnce``).
+
+        A statistics file that cannot be read is not inherited, with a warning: Java's
+        commit fails on it, which would block every write and compaction of the table."""
+        try:
+            stats = read_statistics(self.table, latest)
+        except CorruptMetadata as e:  # optional metadata: never a reason to refuse writes
+            logger.warning("The statistics of the latest snapshot are not inherited: %s", e)
+            return None
         if stats is None or latest is None or stats.schema_id != self.table.schema.schema_id:
             return None
         return latest.statistics
@@ -692,6 +700,11 @@ class FileStoreCommit:
                 if published is not None:
                     self._after_commit(published)
                     return published.snapshot_id
+            except FileNotFoundError:
+                if published is not None or not self._moved_on(latest):
+                    raise
+                logger.info("The snapshot this commit started from was expired; retrying")
+                published = None  # its metadata went with expiry: start from the new latest
             except BaseException as e:
                 snapshot_id = published_before(e) or (published and published.snapshot_id)
                 if snapshot_id:
@@ -704,6 +717,12 @@ class FileStoreCommit:
             f"Commit failed after {max_retries} retries: other writers kept taking the next "
             "snapshot id"
         )
+
+    def _moved_on(self, latest: Snapshot | None) -> bool:
+        """Whether a newer snapshot than ``latest`` exists by now (a missing metadata file
+        of ``latest`` is then expiry's doing, not damage)."""
+        found = self.table.snapshot_manager.latest_snapshot_id()
+        return found is not None and (latest is None or found > latest.snapshot_id)
 
     def _try_commit_once(
         self,

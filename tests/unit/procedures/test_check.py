@@ -216,3 +216,40 @@ def test_diff_tags_errors(warehouse: str, args: tuple, message: str) -> None:
     with pytest.raises(ProcedureError) as err:
         call(catalog, "diff_tags", *args)
     assert message in str(err.value)
+
+
+def _schema_file(table: FileStoreTable, schema_id: int, text: str) -> str:
+    """Write ``schema-<id>`` of ``table`` with ``text``; returns its path."""
+    path = table.schema_manager.schema_path(schema_id)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ('{"id": 1, "fields": [', "not JSON"),
+        ("\x00\x9f garbage", "not JSON"),
+        ('{"id": 1, "fields": [{"id": 0, "name": "x", "type": "FANCY_TYPE"}]}', "FANCY_TYPE"),
+    ],
+)
+def test_a_corrupt_schema_file_is_named_and_reported_by_check_table(
+    warehouse: str, text: str, what: str
+) -> None:
+    """Issue 19.6: opening a table whose latest schema cannot be parsed names the schema
+    file (and an unknown type); check_table reports it as a row instead of raising."""
+    from paimon_core.exceptions import SchemaError
+
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog, commits=2)
+    path = _schema_file(table, 1, text)
+    with pytest.raises(SchemaError) as info:
+        FileSystemCatalog(warehouse).get_table("db.t")
+    message = str(info.value)
+    assert path in message and what in message and "\n" not in message
+    before = fingerprint(warehouse)
+    rows = call(catalog, "check_table", "db.t").rows
+    assert fingerprint(warehouse) == before
+    assert [(kind, p) for kind, p, _, _ in rows] == [("corrupt", path)]
+    assert what in rows[0][3]

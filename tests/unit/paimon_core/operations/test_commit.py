@@ -19,6 +19,7 @@ from paimon_core.exceptions import (
     CommitConflict,
     CommitFileMissing,
     CommitOutcomeUnknown,
+    CorruptMetadata,
     InvalidArgument,
 )
 from paimon_core.format.commit_message import CommitMessage
@@ -810,3 +811,59 @@ def test_a_create_whose_outcome_is_unknown_deletes_nothing(
     added = _listing(table.path) - before
     assert any(name.startswith("manifest/") for name in added)
     assert any(name.endswith(".parquet") for name in added)
+
+
+@pytest.mark.parametrize("garbage", [b"\x00\x9f\xff\xfe garbage", b"[" * 100_000, b"{"])
+def test_a_corrupt_statistics_file_blocks_no_commit(warehouse: str, garbage: bytes) -> None:
+    """Issue 19.6: the latest snapshot's statistics are inherited by the next commit; a
+    statistics file that cannot be read is not inherited (a warning), it never blocks
+    writes and compactions, and reading it is a clear error naming the file."""
+    from paimon_core.format.statistics import Statistics, read_statistics, statistics_path
+    from paimon_core.operations.compact import compact_table
+
+    table = _table(warehouse, primary_keys=["k"], options={"bucket": "1"})
+    table.write_arrow(_batch([1, 2]))
+    table.new_commit().commit_statistics(Statistics(1, 0, 2, None))
+    path = statistics_path(table, table.latest_snapshot().statistics)
+    with open(path, "wb") as f:
+        f.write(garbage)
+    with pytest.raises(CorruptMetadata, match=f"^Statistics file {re.escape(path)} is corrupt"):
+        read_statistics(table, table.latest_snapshot())
+    table.write_arrow(_batch([3]))
+    assert table.latest_snapshot().statistics is None
+    compact_table(table, full=True)
+    assert _keys(FileSystemCatalog(warehouse).get_table("db.t")) == [1, 2, 3]
+
+
+def test_a_commit_racing_expiry_retries_on_the_new_latest(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19.6: another process commits and expires the snapshot this commit read as
+    latest, removing its manifest lists before they are read: the commit starts again from
+    the new latest snapshot instead of failing with a raw FileNotFoundError."""
+    from paimon_core.lifecycle.expire import expire_snapshots
+    from paimon_core.operations.commit import FileStoreCommit
+
+    table = _table(warehouse)
+    table.write_arrow(_batch([1]))
+    messages = _messages(table, [2], "a")
+    read_metas = FileStoreCommit._all_metas
+    raced: list[int] = []
+
+    def racing(self: FileStoreCommit, latest: Any) -> Any:
+        if not raced:
+            raced.append(latest.snapshot_id)
+            other = FileSystemCatalog(warehouse).get_table("db.t")
+            other.write_arrow(_batch([3]))
+            other.write_arrow(_batch([4]))
+            expire_snapshots(other, retain_max=1, retain_min=1)
+            PUBLISHED.clear()  # as in another process
+            self._last = None
+        return read_metas(self, latest)
+
+    PUBLISHED.clear()
+    monkeypatch.setattr(FileStoreCommit, "_all_metas", racing)
+    assert table.new_commit().commit(messages) == 4
+    monkeypatch.undo()
+    assert raced == [1]
+    assert _keys(FileSystemCatalog(warehouse).get_table("db.t")) == [1, 2, 3, 4]
