@@ -32,9 +32,10 @@ class PaimonDataSource(DataSource):
     """Options: the table (``path`` of ``load``/``save``: ``db.t``), ``warehouse``, and
     Paimon's read and write options (``scan.snapshot-id``, ``scan.tag-name``, ...).
 
-    ``DEFAULTS`` fill options not given: a ``PaimonSession`` registers its warehouse and
-    catalog options there, because the source runs in Python workers that cannot see the
-    session's configuration."""
+    ``DEFAULTS`` fill options not given: a ``PaimonSession`` registers a subclass with its
+    warehouse and catalog options in its SparkSession (each SparkSession has its own
+    registry), because the source runs in Python workers that cannot see the session's
+    configuration; the class carries them there, pickled by value."""
 
     DEFAULTS: ClassVar[Mapping[str, str]] = {}
 
@@ -61,11 +62,9 @@ class PaimonDataSource(DataSource):
         return source_writer(self._options(), schema, overwrite)
 
 
-_DEFAULTS: dict[str, str] = {}
-"""The latest registration's defaults, for ``DataFrameWriter.save`` (driver side)."""
-
 _REGISTERED: dict[str, dict[str, str]] = {}
-"""The defaults registered in each SparkSession (by its session UUID), driver side."""
+"""The defaults registered in each SparkSession (by its session UUID), for
+``DataFrameWriter.save`` on the driver; the source itself carries them in its class."""
 
 
 def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> None:
@@ -87,8 +86,6 @@ def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> 
         with _active(spark):
             spark.dataSource.register(source)
         _REGISTERED[key] = wanted
-    _DEFAULTS.clear()
-    _DEFAULTS.update(wanted)
     _route_saves()
 
 
@@ -144,7 +141,7 @@ def _route_saves() -> None:
 
         spark = self._spark
         given = scala_string_map(spark, jwrite.extraOptions().originalMap())
-        merged = {**_DEFAULTS, **given}
+        merged = {**_REGISTERED.get(session_key(spark), {}), **given}
         if path is not None:
             merged["path"] = path
         save_dataframe(self._df, str(jwrite.curmode().toString()), merged)
