@@ -78,6 +78,23 @@ def _temp_views(spark: Any) -> set[str]:
     return {v.name for v in spark.catalog.listTables("default") if v.isTemporary}
 
 
+@pytest.fixture
+def new_spark_session(spark: Any) -> Iterator[Callable[[], Any]]:
+    """Makes more SparkSessions of the shared SparkContext (``spark.newSession()``): their
+    own SQL settings, temporary views and data source registrations. Their temp views are
+    dropped after the test; they are never stopped (that would stop the shared context)."""
+    made: list[Any] = []
+
+    def make() -> Any:
+        made.append(spark.newSession())
+        return made[-1]
+
+    yield make
+    for other in made:
+        for name in _temp_views(other):
+            other.catalog.dropTempView(name)
+
+
 @pytest.fixture(autouse=True)
 def _temp_views_stay_in_their_test(request: pytest.FixtureRequest) -> Iterator[None]:
     """Drops the temp views a test registered in the shared SparkSession: a view named like

@@ -14,8 +14,9 @@ formats go to Spark untouched.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
@@ -31,9 +32,10 @@ class PaimonDataSource(DataSource):
     """Options: the table (``path`` of ``load``/``save``: ``db.t``), ``warehouse``, and
     Paimon's read and write options (``scan.snapshot-id``, ``scan.tag-name``, ...).
 
-    ``DEFAULTS`` fill options not given: a ``PaimonSession`` registers its warehouse and
-    catalog options there, because the source runs in Python workers that cannot see the
-    session's configuration."""
+    ``DEFAULTS`` fill options not given: a ``PaimonSession`` registers a subclass with its
+    warehouse and catalog options in its SparkSession (each SparkSession has its own
+    registry), because the source runs in Python workers that cannot see the session's
+    configuration; the class carries them there, pickled by value."""
 
     DEFAULTS: ClassVar[Mapping[str, str]] = {}
 
@@ -60,21 +62,52 @@ class PaimonDataSource(DataSource):
         return source_writer(self._options(), schema, overwrite)
 
 
-_DEFAULTS: dict[str, str] = {}
-"""The latest registration's defaults, for ``DataFrameWriter.save`` (driver side)."""
+_REGISTERED: dict[str, dict[str, str]] = {}
+"""The defaults registered in each SparkSession (by its session UUID), for
+``DataFrameWriter.save`` on the driver; the source itself carries them in its class."""
 
 
 def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> None:
     """Make ``format("paimon")`` available in ``spark``, with ``defaults`` for options not
-    given (the latest registration wins). The subclass is pickled by value, defaults and all.
-    Also routes ``df.write.format("paimon").save(...)`` to the distributed writer."""
-    source = PaimonDataSource
-    if defaults:
-        source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"DEFAULTS": dict(defaults)})
-    spark.dataSource.register(source)
-    _DEFAULTS.clear()
-    _DEFAULTS.update(defaults or {})
+    given (the latest registration in ``spark`` wins); registering the same defaults again
+    does nothing. The subclass is pickled by value, defaults and all. Also routes
+    ``df.write.format("paimon").save(...)`` to the distributed writer.
+
+    Each SparkSession of a SparkContext has its own registry, but Spark refuses to register
+    a name that the *active* session already knows (``DATA_SOURCE_ALREADY_EXISTS``), so
+    ``spark`` is made the active session while it registers (then the previous one is
+    restored): a ``spark.newSession()`` gets its own ``paimon`` source."""
+    wanted = dict(defaults or {})
+    key = session_key(spark)
+    if _REGISTERED.get(key) != wanted:
+        source = PaimonDataSource
+        if wanted:
+            source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"DEFAULTS": wanted})
+        with _active(spark):
+            spark.dataSource.register(source)
+        _REGISTERED[key] = wanted
     _route_saves()
+
+
+def session_key(spark: SparkSession) -> str:
+    """The identity of ``spark`` in the JVM (its session UUID), the same for every Python
+    object wrapping that session."""
+    return str(spark._jsparkSession.sessionUUID())
+
+
+@contextlib.contextmanager
+def _active(spark: SparkSession) -> Iterator[None]:
+    """``spark`` as the JVM's active session of this thread, then the previous one again."""
+    sessions = getattr(spark._jvm, "org.apache.spark.sql.classic.SparkSession")
+    previous = sessions.getActiveSession()
+    sessions.setActiveSession(spark._jsparkSession)
+    try:
+        yield
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
 
 
 def _route_saves() -> None:
@@ -108,7 +141,7 @@ def _route_saves() -> None:
 
         spark = self._spark
         given = scala_string_map(spark, jwrite.extraOptions().originalMap())
-        merged = {**_DEFAULTS, **given}
+        merged = {**_REGISTERED.get(session_key(spark), {}), **given}
         if path is not None:
             merged["path"] = path
         save_dataframe(self._df, str(jwrite.curmode().toString()), merged)

@@ -692,3 +692,23 @@ def test_replacing_or_dropping_a_temp_view_drops_the_reads_it_pinned(
     assert _pinned_views(spark) - before == of_new_pv
     session.sql("DROP VIEW pv")
     assert _pinned_views(spark) == before
+
+
+def test_paimon_sessions_on_new_spark_sessions_of_one_context(
+    spark: SparkSession, new_spark_session: Any, warehouse: str, tmp_path: Any
+) -> None:
+    """Issue 19.7a: `PaimonSession(spark.newSession())` works, and so does every later one
+    (another new SparkSession, the same one again); the first session keeps working."""
+    first = PaimonSession(spark, warehouse=warehouse)
+    other = new_spark_session()
+    second = PaimonSession(other, warehouse=str(tmp_path / "wh2"))
+    PaimonSession(new_spark_session(), warehouse=str(tmp_path / "wh3"))
+    again = PaimonSession(other, warehouse=str(tmp_path / "wh2"))
+    PaimonSession(spark, warehouse=warehouse)
+    second.sql("CREATE TABLE t (a INT)")
+    again.sql("INSERT INTO t VALUES (2)")
+    assert rows(second, "SELECT a FROM t") == [(2,)]
+    assert [tuple(r) for r in other.read.format("paimon").load("default.t").collect()] == [(2,)]
+    first.sql("CREATE TABLE t (a INT)")
+    first.sql("INSERT INTO t VALUES (1)")
+    assert rows(first, "SELECT a FROM t") == [(1,)]

@@ -16,7 +16,7 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import AtomicCreateUnsupported, InvalidArgument
 from paimon_core.io.load import get_file_io
 from paimon_core.io.s3_fileio import S3FileIO, S3Options
-from tests.conftest import S3_ACCESS_KEY, S3_REGION, S3Server, S3Warehouse
+from tests.conftest import S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY, S3Server, S3Warehouse
 
 SCHEMA = pa.schema([("writer", pa.int64()), ("k", pa.int64())])
 WRITERS = 3
@@ -134,6 +134,108 @@ def test_s3_options_reach_both_clients_without_aws_environment(
     snapshot_puts = [r for r in served if r.method == "PUT" and "/snapshot/snapshot-1" in r.path]
     assert len(snapshot_puts) == 1
     assert any(r.path.endswith(".parquet") for r in served)
+
+
+def _assert_served_by(moto_server: S3Server, bucket: str) -> None:
+    """Reads, writes and the boto3 publish all reached ``moto_server``, path-style, signed
+    with the test's keys and region."""
+    served = [r for r in moto_server.requests if r.path.startswith(f"/{bucket}/")]
+    host = moto_server.endpoint.removeprefix("http://")
+    for request in served:
+        assert request.host == host, request
+        assert f"Credential={S3_ACCESS_KEY}/" in request.authorization, request
+        assert f"/{S3_REGION}/s3/aws4_request" in request.authorization, request
+    snapshot_puts = [r for r in served if r.method == "PUT" and "/snapshot/snapshot-1" in r.path]
+    assert len(snapshot_puts) == 1  # boto3's conditional create
+    assert any(r.method == "GET" and r.path.endswith(".parquet") for r in served)  # pyarrow
+
+
+@pytest.mark.parametrize(
+    ("endpoint_variable", "region_variable"),
+    [("AWS_ENDPOINT_URL", "AWS_REGION"), ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION")],
+)
+def test_aws_environment_alone_sends_reads_and_commits_to_its_endpoint(
+    moto_server: S3Server,
+    s3_warehouse: S3Warehouse,
+    no_aws_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    endpoint_variable: str,
+    region_variable: str,
+) -> None:
+    """Issue 19.7b: without ``s3.*`` options the AWS SDKs' environment configures pyarrow's
+    file system as it does boto3 (reads had gone to AWS, commits to the endpoint)."""
+    monkeypatch.setenv(endpoint_variable, moto_server.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", S3_ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", S3_SECRET_KEY)
+    monkeypatch.setenv(region_variable, S3_REGION)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    catalog = FileSystemCatalog(s3_warehouse.uri)
+    catalog.create_database("db")
+    catalog.create_table("db.t", SCHEMA)
+    table = catalog.get_table("db.t")
+    write = table.new_write()
+    write.write_arrow(pa.table({"writer": [1, 1], "k": [1, 2]}, schema=SCHEMA))
+    table.new_commit().commit(write.prepare_commit())
+    fresh = FileSystemCatalog(s3_warehouse.uri).get_table("db.t")
+    assert fresh.to_arrow().column("k").to_pylist() == [1, 2]
+    _assert_served_by(moto_server, s3_warehouse.bucket)
+
+
+def test_s3_settings_are_resolved_once_for_both_clients(tmp_path: Any) -> None:
+    """Options first, then the AWS environment (the service's endpoint variable before the
+    global one), then the shared config file's profile; both clients get the result."""
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile p]\nregion = ap-south-1\nservices = local\ns3 =\n  addressing_style = virtual\n"
+        "[services local]\ns3 =\n  endpoint_url = http://profile:1\n"
+    )
+    env = {
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_PROFILE": "p",
+        "AWS_ENDPOINT_URL": "http://global:1",
+        "AWS_ENDPOINT_URL_S3": "http://service:1",
+        "AWS_ACCESS_KEY_ID": "env-key",
+        "AWS_SECRET_ACCESS_KEY": "env-secret",
+        "AWS_SESSION_TOKEN": "env-token",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }
+    resolved = S3Options.from_options({}, env)
+    assert resolved == S3Options(
+        "http://service:1", "env-key", "env-secret", "us-west-2", False, "env-token"
+    )
+    arrow, boto = resolved.arrow_kwargs(), resolved.boto3_kwargs()
+    assert arrow["endpoint_override"] == boto["endpoint_url"] == "http://service:1"
+    assert (arrow["access_key"], arrow["secret_key"], arrow["session_token"]) == (
+        boto["aws_access_key_id"],
+        boto["aws_secret_access_key"],
+        boto["aws_session_token"],
+    )
+    assert arrow["region"] == boto["region_name"] == "us-west-2"
+    assert arrow["force_virtual_addressing"] is True  # the profile's addressing style
+    assert boto["config"].s3["addressing_style"] == "virtual"
+    # boto3 must not look for an endpoint of its own.
+    assert boto["config"].ignore_configured_endpoint_urls is True
+    assert S3Options.from_options({}, {"AWS_ENDPOINT_URL": "http://h:1"}).path_style is True
+
+    assert S3Options.from_options({}, {**env, "AWS_REGION": "eu-north-1"}).region == "eu-north-1"
+    given = S3Options.from_options(
+        {"s3.endpoint": "http://option:1", "s3.access-key": "a", "s3.secret-key": "s",
+         "s3.region": "r", "s3.path.style.access": "false"},
+        env,
+    )  # fmt: skip
+    assert given == S3Options("http://option:1", "a", "s", "r", False)
+
+    del env["AWS_ENDPOINT_URL_S3"]
+    assert S3Options.from_options({}, env).endpoint == "http://global:1"
+    profile_only = {"AWS_CONFIG_FILE": str(config), "AWS_PROFILE": "p"}
+    from_profile = S3Options.from_options({}, profile_only)
+    assert from_profile == S3Options("http://profile:1", None, None, "ap-south-1", False)
+    assert from_profile.arrow_kwargs()["force_virtual_addressing"] is True
+    ignoring = {**env, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}
+    assert S3Options.from_options({}, ignoring).endpoint is None
+    assert S3Options.from_options({}, {}) == S3Options()
+    with pytest.raises(InvalidArgument, match="AWS_ACCESS_KEY_ID is set but"):
+        S3Options.from_options({}, {"AWS_ACCESS_KEY_ID": "k"})
 
 
 def test_s3_file_io_pickles_without_its_client(s3_warehouse: S3Warehouse, no_aws_env: None) -> None:
