@@ -9,7 +9,10 @@ primary-key bucket a single writer. Paimon-Spark's source receives the DataFrame
 (``CreatableRelationProvider``) and shuffles it. The equivalent here: ``register`` wraps
 PySpark's ``DataFrameWriter.save`` (once per process) so that a save with format
 ``paimon`` hands the DataFrame to ``write.save_dataframe``, the job INSERT runs; other
-formats go to Spark untouched.
+formats go to Spark untouched. Streams the same way: ``DataStreamWriter.start`` (and
+``toTable``) with format ``paimon`` becomes ``foreachBatch`` of
+``stream_write.PaimonStreamSink``, which runs that job for each micro-batch. Stream reads
+are ``stream_read``'s.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     DataSourceStreamWriter,
     DataSourceWriter,
 )
@@ -65,6 +69,11 @@ class PaimonDataSource(DataSource):
         from sql_ext.datapath.write import source_writer
 
         return source_writer(self._options(), schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from sql_ext.datapath.stream_read import source_stream_reader
+
+        return source_stream_reader(self._options(), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         from sql_ext.datapath.stream_write import source_stream_writer

@@ -65,9 +65,7 @@ def rows(session: PaimonSession, query: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in session.sql(query).collect())
 
 
-def run(
-    df: DataFrame, checkpoint: Path, target: str = "default.t", mode: str = "append"
-) -> str:
+def run(df: DataFrame, checkpoint: Path, target: str = "default.t", mode: str = "append") -> str:
     """Run ``df`` into ``target`` until the source is drained (Trigger.AvailableNow); the
     query's id."""
     writer = df.writeStream.format("paimon").option("checkpointLocation", str(checkpoint))
