@@ -52,6 +52,7 @@ from pyspark.sql.streaming.datasource import (
     ReadMaxBytes,
     ReadMaxFiles,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 
@@ -182,6 +183,8 @@ class Limits:
             return ReadMaxBytes(self.max_bytes)
         if self.max_rows is not None:
             return ReadMaxRows(self.max_rows)
+        if self.min_rows is not None:
+            return ReadMinRows(self.min_rows)
         return ReadAllAvailable()
 
 
