@@ -292,6 +292,11 @@ class Java2:
         rowCount, min/maxSequenceNumber, schemaId)."""
         return list(self.run({"op": "files", "table": table})[0]["files"])
 
-    def compact(self, table: str, *, full: bool = True) -> dict[str, Any]:
-        """Compact every bucket with files (``full``: a full compaction), one commit."""
-        return self.run({"op": "compact", "table": table, "full": full})[0]
+    def compact(
+        self, table: str, *, full: bool = True, options: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Compact every bucket with files (``full``: a full compaction), one commit, with
+        ``options`` on top of the table's (``write-only`` = ``false`` to compact such a
+        table)."""
+        step = {"op": "compact", "table": table, "full": full, "options": dict(options or {})}
+        return self.run(step)[0]
