@@ -15,9 +15,16 @@ The readers are Java's: per section of ``IntervalPartition`` one sorted run each
 array order of its ``PriorityQueue`` (``split_generator.merge_sections``); a batch read
 partitions the files of a ``DataSplit`` (already in ``MergeTreeSplitGenerator``'s order) as
 ``MergeFileSplitRead`` does, a compaction its unit's files (``Levels`` order) as
-``MergeTreeCompactTask`` does. Not replayed: the ``min-heap`` sort engine, and the external
+``MergeTreeCompactTask`` does. Not replayed: the ``min-heap`` sort engine (its ties depend on
+where the file readers' batches end), and the external
 sort Java switches to when a section has more runs than ``sort-spill-threshold`` and the
 reader has an IO manager (compactions of many level-0 files).
+
+Paimon 2.0 lacks the retraction-before-add rule (apache/paimon#8990, in 2.1): there the tree
+decides between an add and a retraction of equal sequences too. The interop tests run Java
+2.0.0 (the newest release Maven Central serves here, ``tests/interop/java2.py``), so they tie
+adds with adds only; 2.1's rule is tested in
+``tests/unit/paimon_core/operations/merge/test_loser_tree.py``.
 """
 
 from __future__ import annotations
