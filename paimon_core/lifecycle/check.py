@@ -44,7 +44,6 @@ from paimon_core.exceptions import (
     CommitConflict,
     CorruptMetadata,
     PaimonError,
-    SchemaError,
     TagNotFound,
     UnsupportedFeature,
 )
@@ -71,7 +70,7 @@ from paimon_core.format.statistics import Statistics
 from paimon_core.format.stats import ColumnStats, StatsMode, column_stats, decode_stats
 from paimon_core.format.tag import TagManager
 from paimon_core.format.types import BIGINT, TINYINT, DataType
-from paimon_core.io.fileio import FileIO, FileStatus
+from paimon_core.io.fileio import FileStatus
 from paimon_core.lifecycle.check_keys import DUPLICATE, PartitionKeys
 from paimon_core.lifecycle.file_deletion import FILE_SOURCE_APPEND, TableFiles
 from paimon_core.lifecycle.orphan import DAY_MILLIS, branch_names, orphan_candidates
@@ -190,27 +189,6 @@ def live_roots(table: FileStoreTable) -> list[LiveRoot]:
     ``check_table``, which reports them)."""
     check = _Check(table, deep=False, orphan_before=0)
     return [r for branch in check.branches() for r in check.branch_roots(branch)]
-
-
-def checkable_table(file_io: FileIO, path: str, identifier: str = "") -> FileStoreTable:
-    """The table at ``path`` opened with its newest schema that parses, so that
-    ``check_table`` can report a corrupt latest schema instead of failing to open it.
-
-    Raises:
-        SchemaError: no schema file of the table parses (the latest one's error).
-    """
-    from paimon_core.table import FileStoreTable
-
-    manager = SchemaManager(file_io, path)
-    first: SchemaError | None = None
-    for schema_id in reversed(manager.list_ids()):
-        try:
-            return FileStoreTable(file_io, path, manager.schema(schema_id), identifier)
-        except SchemaError as err:
-            first = first or err
-    if first is None:
-        return FileStoreTable.load(path, identifier, file_io)  # no schema: TableNotExist
-    raise first
 
 
 def check_table(
