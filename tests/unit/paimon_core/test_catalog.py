@@ -14,7 +14,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.format.paths import MAX_NAME_BYTES
+from paimon_core.format.names import MAX_NAME_BYTES
 
 SCHEMA = pa.schema([("k", pa.int64())])
 LONG = "n" * 300

@@ -10,9 +10,9 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidTagName
+from paimon_core.format.names import validate_tag_name
 from paimon_core.lifecycle import tag_management
 from paimon_core.lifecycle.expire import expire_snapshots
-from paimon_core.lifecycle.tag_management import validate_tag_name
 from paimon_core.table import FileStoreTable
 from procedures import ProcedureError
 from procedures.rollback import DRY_RUN_COLUMN
