@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidBranchName
+from paimon_core.format.features import Access, check_supported
 from paimon_core.format.names import validate_path_options
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.paths import DEFAULT_BRANCH, branch_path, is_main_branch, normalize_branch
@@ -248,6 +249,15 @@ class FileStoreTable:
         return IndexManifestFile(
             self.file_io, self.path, compression=self.options.manifest_compression
         )
+
+    def check_supported(self, access: Access) -> None:
+        """Refuse ``access`` (read, write) when this handle's schema or options (dynamic
+        options included) turn on a table feature this implementation lacks.
+
+        Raises:
+            UnsupportedFeature: one line naming the option or column type (``features``).
+        """
+        check_supported(self.schema, self.options, access, self.identifier or self.path)
 
     @property
     def is_primary_key_table(self) -> bool:

@@ -68,6 +68,16 @@ def table_path(warehouse: str, database: str, table: str) -> str:
     return f"{warehouse.rstrip('/')}/{database}{DB_SUFFIX}/{table}"
 
 
+def table_name(path: str) -> str:
+    """``db.t`` for a table at ``<warehouse>/<db>.db/<t>`` (``table_path``), else ``path``:
+    how messages name a table known by its path only."""
+    parent, _, table = path.rstrip("/").rpartition("/")
+    database = parent.rpartition("/")[2]
+    if database.endswith(DB_SUFFIX) and len(database) > len(DB_SUFFIX) and table:
+        return f"{database[: -len(DB_SUFFIX)]}.{table}"
+    return path
+
+
 def normalize_branch(branch: str | None) -> str:
     """Paimon's ``BranchManager.normalizeBranch``: a missing or blank name is ``main``."""
     return DEFAULT_BRANCH if branch is None or not branch.strip() else branch

@@ -20,10 +20,11 @@ import pyarrow as pa
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.format.data_file_index import validate_file_index
 from paimon_core.format.default_value import default_scalar
+from paimon_core.format.features import Access, check_supported
 from paimon_core.format.merge_options import validate_merge_options
 from paimon_core.format.names import check_path_option, validate_path_options
 from paimon_core.format.options import CoreOptions
-from paimon_core.format.paths import branch_path, is_main_branch
+from paimon_core.format.paths import branch_path, is_main_branch, table_name
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast
 from paimon_core.format.types import (
@@ -1007,9 +1008,13 @@ class SchemaManager:
 
         Raises:
             SchemaError, InvalidArgument: a schema Paimon's ``SchemaManager.commit`` refuses.
+            UnsupportedFeature: a table feature this implementation cannot write (row
+                tracking, BLOB columns, ...: ``features.check_supported``); nothing published.
         """
         validate_schema(schema)
         self._validate_fallback_branch(schema)
+        access = Access.CREATE if schema.schema_id == 0 else Access.ALTER
+        check_supported(schema, schema.options, access, table_name(self.table_path))
         published = self.file_io.write_no_clobber(
             self.schema_path(schema.schema_id), schema_to_json(schema).encode("utf-8")
         )

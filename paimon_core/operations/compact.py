@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.features import Access
 from paimon_core.format.merge_options import MergeOptions
 from paimon_core.operations.commit import FileStoreCommit
 from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
@@ -314,8 +315,7 @@ def plan_compaction(
             raise InvalidArgument(
                 f"Only partition columns can filter a compaction: '{column}' is not one of {keys}"
             )
-    if table.options.bucket == -2:
-        raise UnsupportedFeature("Compacting postpone-bucket tables ('bucket' = '-2')")
+    table.check_supported(Access.WRITE)  # postpone buckets, row tracking, ...
     if snapshot is None:
         snapshot = table.snapshot_manager.latest_snapshot()
     if snapshot is None:
