@@ -98,8 +98,9 @@ def test_show_create_table_round_trips_through_create_table(
     session.sql("DROP TABLE db.rt")
     session.sql(shown)
     after = FileSystemCatalog(warehouse).get_table("db.rt").schema
-    assert (after.fields, after.partition_keys, after.primary_keys) == (
-        before.fields,
+    for was, now in zip(before.fields, after.fields, strict=True):
+        assert now == was
+    assert (after.partition_keys, after.primary_keys) == (
         before.partition_keys,
         before.primary_keys,
     )
