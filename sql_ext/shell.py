@@ -15,7 +15,7 @@ cancels its Spark jobs, commits nothing and prints one line `Cancelled.` (the pr
 the next statement; a script ends with 130); Ctrl-C at the prompt drops the input.
 
 stdout holds only results (see `sql_ext.output`), each headed by its statement's first line
-with `--echo` (the default for `-e`/`-f` when stdout is a terminal and the output a table).
+with `--echo` (the default for `-f` when stdout is a terminal and the output a table).
 stderr gets, on a terminal only, a status line while Spark starts and Spark's progress bar
 (`spark.ui.showConsoleProgress`, off when stderr is no terminal unless `--conf` sets it); the
 JVM's start-up notices that tell users nothing are dropped (`JVM_NOTICES`).
@@ -143,7 +143,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="head each result of -e/-f with its statement's first line "
-        "(default: when stdout is a terminal and the output is a table)",
+        "(default for -f when stdout is a terminal and the output is a table)",
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help=f"show tracebacks (also {DEBUG_ENV}=1)"
@@ -364,7 +364,7 @@ def spark_conf(args: argparse.Namespace, progress: bool) -> Any:
     a terminal) or `--conf` sets it."""
     from pyspark import SparkConf
 
-    conf = SparkConf().setAppName(PROG)
+    conf = SparkConf(loadDefaults=False).setAppName(PROG)
     if args.master:
         conf.setMaster(args.master)
     for key, value in args.conf:
@@ -379,19 +379,24 @@ def launch_jvm(args: argparse.Namespace, progress: bool) -> tuple[Any, Any]:
     `SparkConf` and py4j gateway, the JVM's stderr filtered by `forward_jvm_stderr`. Spark's
     console progress bar only when `progress` (stderr is a terminal), unless `--conf` sets
     it. Safe to run in a thread (the `SparkContext` is made by `local_session`)."""
-    import subprocess
     import threading
 
     from pyspark.java_gateway import launch_gateway
 
     conf = spark_conf(args, progress)
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    # The JVM writes into a pipe read from before it starts: its start-up errors show, and a
+    # chatty start cannot fill the pipe and block.
+    read_end, write_end = os.pipe()
     threading.Thread(
         target=forward_jvm_stderr,
-        args=(gateway.proc.stderr, _write_stderr),
+        args=(os.fdopen(read_end, "rb", buffering=0), _write_stderr),
         name="jvm-stderr",
         daemon=True,
     ).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    finally:
+        os.close(write_end)
     return conf, gateway
 
 
@@ -424,6 +429,10 @@ def local_session(args: argparse.Namespace) -> PaimonSession:
         spark = SparkSession.builder.getOrCreate()
         session = PaimonSession(spark, warehouse=args.warehouse, owns_spark=True)
         quiet_spark(session.spark)
+    if console is not None and terminal:
+        from sql_ext.progress import show_phases
+
+        show_phases(console.status)  # the driver's planning and commits, on the same line
     return session
 
 
@@ -629,7 +638,7 @@ def run(
     output = OutputFormat(args.output)
     echo = args.echo
     if echo is None:
-        echo = script is not None and output is OutputFormat.TABLE and _isatty(stdout)
+        echo = args.file is not None and output is OutputFormat.TABLE and _isatty(stdout)
     console = Console(stdout, stderr, output, verbose, echo, args.file)
     args.console = console  # the session factory's status line and progress go there
     if script is not None and not split_statements(script):

@@ -283,6 +283,10 @@ def test_f_echo_heads_each_result_and_errors_name_file_and_line(
     code, out, err = run("--output", "tsv", "-f", str(again), session=session)
     assert (code, out) == (EXIT_FAILED, "id\n1\n")  # no echo by default when piped
     assert err.startswith(f"Error: {again}:2: ")
+    for argv, headed in ((["-f", str(again)], True), (["-e", "SELECT id FROM db.t"], False)):
+        terminal = Terminal()
+        shell_run(argv, session=session, stdout=terminal, stderr=io.StringIO(), environ={})
+        assert terminal.getvalue().startswith("-- SELECT id FROM db.t\n") is headed
     code, out, err = run("-e", "SELECT * FROM db.missing", session=session)
     assert err.startswith("Error: ") and not err.startswith("Error: -e")
 
@@ -775,3 +779,19 @@ def test_ctrl_c_cancels_a_running_statement_in_a_terminal(tmp_path: Path) -> Non
     assert "ERROR" not in seen and "WARNING: Using incubator" not in seen, seen
     assert seen.count(CANCELLED) == 1, seen
     assert table.snapshot_manager.latest_snapshot_id() == 1
+
+
+def test_driver_phases_show_on_the_status_line_only_when_the_shell_asks() -> None:
+    from sql_ext.progress import phase, show_phases
+
+    terminal = Console(io.StringIO(), Terminal(), OutputFormat.TABLE, verbose=False)
+    with phase("Committing to db.t ..."):
+        pass
+    assert terminal.err.getvalue() == ""
+    show_phases(terminal.status)
+    try:
+        with phase("Committing to db.t ..."):
+            assert terminal.err.getvalue() == "Committing to db.t ..."
+    finally:
+        show_phases(None)
+    assert terminal.err.getvalue() == "Committing to db.t ...\r\x1b[K"
