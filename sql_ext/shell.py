@@ -29,6 +29,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -379,8 +380,6 @@ def launch_jvm(args: argparse.Namespace, progress: bool) -> tuple[Any, Any]:
     `SparkConf` and py4j gateway, the JVM's stderr filtered by `forward_jvm_stderr`. Spark's
     console progress bar only when `progress` (stderr is a terminal), unless `--conf` sets
     it. Safe to run in a thread (the `SparkContext` is made by `local_session`)."""
-    import threading
-
     from pyspark.java_gateway import launch_gateway
 
     conf = spark_conf(args, progress)
@@ -400,25 +399,89 @@ def launch_jvm(args: argparse.Namespace, progress: bool) -> tuple[Any, Any]:
     return conf, gateway
 
 
-def local_session(args: argparse.Namespace) -> PaimonSession:
+class EarlyJvm:
+    """`launch_jvm` started in a daemon thread before it is known to be needed (a thread
+    pool's worker would hold the interpreter's exit until the JVM is up)."""
+
+    def __init__(self, args: argparse.Namespace, progress: bool) -> None:
+        self._done = threading.Event()
+        self._result: tuple[Any, Any] | None = None
+        self._error: BaseException | None = None
+        threading.Thread(
+            target=self._run, args=(args, progress), name="jvm-start", daemon=True
+        ).start()
+
+    def _run(self, args: argparse.Namespace, progress: bool) -> None:
+        try:
+            self._result = launch_jvm(args, progress)
+        except BaseException as error:  # handed to the caller of `result`
+            self._error = error
+        finally:
+            self._done.set()
+
+    def result(self) -> tuple[Any, Any]:
+        """The `SparkConf` and gateway, once the JVM is up; its start's error, raised."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+_SPARK_FIRST_WORDS = frozenset(
+    {
+        "ADD",
+        "ANALYZE",
+        "CACHE",
+        "CREATE",
+        "DELETE",
+        "DROP",
+        "EXPLAIN",
+        "INSERT",
+        "MERGE",
+        "REFRESH",
+        "REPLACE",
+        "RESET",
+        "SET",
+        "TRUNCATE",
+        "UNCACHE",
+        "UPDATE",
+        "VALUES",
+        "WITH",
+    }
+)
+_SYS_NAME = re.compile(r"\bsys\b", re.IGNORECASE)
+
+
+def surely_needs_spark(statement: str) -> bool:
+    """Whether the metadata engine is sure to hand `statement` to Spark (decided on its
+    first word without importing the engine; False when in doubt): the shell then starts
+    the JVM while the engine loads."""
+    code = code_of(statement).strip()
+    words = code.split(None, 1)
+    if not words:
+        return False
+    first = words[0].upper()
+    if "${" in code or first in _SPARK_FIRST_WORDS:
+        return True
+    return first == "SELECT" and "$" not in code and not _SYS_NAME.search(code)
+
+
+def local_session(args: argparse.Namespace, early: EarlyJvm | None = None) -> PaimonSession:
     """The shell's own session: a new SparkSession configured from the command line
     (`launch_jvm`), stopped with the session. On a terminal a status line on stderr says
     that Spark is starting, until it has.
 
-    The JVM starts in a thread while this one imports the session's modules (about a second
-    of Python imports overlapped with the JVM's start); the `SparkContext` is made here, in
-    the main thread, where PySpark installs its Ctrl-C handler (cancel the running jobs).
+    The JVM starts in a thread (`early`, when `lazy_session` started it already) while this
+    one imports the session's modules (about a second of Python imports overlapped with the
+    JVM's start); the `SparkContext` is made here, in the main thread, where PySpark installs
+    its Ctrl-C handler (cancel the running jobs).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     prepare_environment()
     console: Console | None = getattr(args, "console", None)
     terminal = console.is_terminal() if console is not None else _isatty(sys.stderr)
-    with (
-        console.status(STARTING) if console is not None else contextlib.nullcontext(),
-        ThreadPoolExecutor(1, thread_name_prefix="jvm-start") as pool,
-    ):
-        launched = pool.submit(launch_jvm, args, terminal)
+    with console.status(STARTING) if console is not None else contextlib.nullcontext():
+        launched = early or EarlyJvm(args, terminal)
         from pyspark import SparkContext
         from pyspark.sql import SparkSession
 
@@ -480,14 +543,22 @@ def lazy_session(args: argparse.Namespace, environ: Mapping[str, str] | None = N
     """The shell's default session: no JVM until a statement needs one (`LazySession`).
 
     The in-process engine gets the configuration Spark would start with: spark-defaults
-    (`SPARK_CONF_DIR`, set by `prepare_environment`), then `--conf`.
+    (`SPARK_CONF_DIR`, set by `prepare_environment`), then `--conf`. When a script's first
+    statement surely needs Spark (`surely_needs_spark`), the JVM starts at once, while the
+    engine's modules load (as a bare `spark-sql` would be starting it).
     """
     prepare_environment()
+    early = None
+    statements = split_statements(getattr(args, "script", None) or "")
+    if statements and surely_needs_spark(statements[0]):
+        console: Console | None = getattr(args, "console", None)
+        terminal = console.is_terminal() if console is not None else _isatty(sys.stderr)
+        early = EarlyJvm(args, terminal)  # the JVM starts while the engine loads
     from sql_ext.metadata.config import session_conf
     from sql_ext.metadata.engine import MetadataEngine
 
     engine = MetadataEngine(args.warehouse, session_conf(args.conf, environ))
-    return LazySession(engine, lambda: local_session(args))
+    return LazySession(engine, lambda: local_session(args, early))
 
 
 # --------------------------------------------------------------------------- running
@@ -641,6 +712,7 @@ def run(
         echo = args.file is not None and output is OutputFormat.TABLE and _isatty(stdout)
     console = Console(stdout, stderr, output, verbose, echo, args.file)
     args.console = console  # the session factory's status line and progress go there
+    args.script = script
     if script is not None and not split_statements(script):
         return EXIT_OK
 

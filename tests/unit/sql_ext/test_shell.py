@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 
 from paimon_core.lifecycle.tag_management import create_tag
+from sql_ext.metadata.engine import MetadataEngine
+from sql_ext.metadata.result import ToSpark
 from sql_ext.output import OutputFormat
 from sql_ext.session import PaimonSession
 from sql_ext.shell import (
@@ -44,6 +46,7 @@ from sql_ext.shell import (
     is_complete,
     quiet_spark,
     spark_conf,
+    surely_needs_spark,
 )
 from sql_ext.shell import run as shell_run
 from tests.unit.procedures.helpers import T0, new_catalog, new_table
@@ -160,6 +163,31 @@ def test_progress_bar_only_on_a_terminal_unless_set(
     conf = spark_conf(args, progress)
     assert conf.get(PROGRESS_CONF) == expected
     assert (conf.get("spark.master"), conf.get("spark.app.name")) == ("local[1]", "paimon-sql")
+
+
+@pytest.mark.parametrize(
+    ("statement", "to_spark"),
+    [
+        ("SELECT 1", True),
+        ("-- first\n/* x */ INSERT INTO db.t VALUES (1)", True),
+        ("CREATE TABLE db.t (a INT)", True),
+        ("SET spark.sql.shuffle.partitions = 2", True),
+        ("SELECT * FROM ${t}", True),
+        ("SELECT * FROM db.t$snapshots", False),  # the engine may answer these
+        ("SELECT * FROM sys.tables", False),
+        ("SHOW TAGS db.t", False),
+        ("CALL sys.create_tag('db.t', 'x')", False),
+        ("ALTER TABLE db.t CREATE TAG x", False),
+        ("DESCRIBE db.t", False),
+        ("-- nothing", False),
+    ],
+)
+def test_the_jvm_starts_early_only_for_statements_surely_spark_s(
+    statement: str, to_spark: bool, warehouse: str
+) -> None:
+    assert surely_needs_spark(statement) is to_spark
+    if to_spark:  # the engine agrees: it hands the statement to Spark
+        assert isinstance(MetadataEngine(warehouse, {}).run(statement), ToSpark)
 
 
 def test_status_line_only_on_a_terminal_and_erased() -> None:
