@@ -302,10 +302,10 @@ def quiet_spark(spark: SparkSession) -> None:
     """Keep Spark's logs to errors (unless `spark.log.level` is set) and PySpark's to itself.
 
     PySpark logs every failed query as JSON on stderr before raising it, and py4j every call
-    a Ctrl-C interrupts; the shell reports the error (or `Cancelled.`) itself, once. A failing task makes Spark's Executor and TaskSetManager log its stack
-    trace at ERROR level before the query fails; the repository's `log4j2.properties` turns
-    them off, and so does this, through log4j's `Configurator`, for a `SPARK_CONF_DIR`
-    without that file.
+    a Ctrl-C interrupts; the shell reports the error (or `Cancelled.`) itself, once. A
+    failing task makes Spark's Executor and TaskSetManager log its stack trace at ERROR
+    level before the query fails; the repository's `log4j2.properties` turns them off, and
+    so does this, through log4j's `Configurator`, for a `SPARK_CONF_DIR` without that file.
     """
     if not spark.sparkContext.getConf().contains("spark.log.level"):
         spark.sparkContext.setLogLevel(LOG_LEVEL)
@@ -447,7 +447,6 @@ _SPARK_FIRST_WORDS = frozenset(
         "UNCACHE",
         "UPDATE",
         "VALUES",
-        "WITH",
     }
 )
 _SYS_NAME = re.compile(r"\bsys\b", re.IGNORECASE)
