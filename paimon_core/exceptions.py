@@ -25,6 +25,11 @@ class SnapshotNotFound(PaimonError):
     """A snapshot id that the table does not (or no longer) have."""
 
 
+class SnapshotExpired(SnapshotNotFound):
+    """A snapshot a streaming read still needs was expired before it was read (Java's
+    ``OutOfRangeException``); the message names it."""
+
+
 class TagNotFound(PaimonError):
     """A tag name that the table does not have."""
 

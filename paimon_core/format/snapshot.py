@@ -624,6 +624,27 @@ class SnapshotManager:
                 lo, hi = (lo, mid - 1) if latest else (mid + 1, hi)
         return found
 
+    def latest_snapshot_of_user(self, user: str, earliest_id: int | None = None) -> Snapshot | None:
+        """The newest snapshot committed by ``user``, searched from the latest id down to
+        ``earliest_id`` (default 1) and stopping at the first snapshot that no longer
+        exists (expired): Java's ``SnapshotManager.latestSnapshotOfUser``."""
+        latest = self.latest_snapshot_id()
+        if latest is None:
+            return None
+        for snapshot_id in range(latest, max(earliest_id or 1, 1) - 1, -1):
+            snapshot = self.try_snapshot(snapshot_id)
+            if snapshot is None:
+                logger.warning(
+                    "Snapshot #%d is expired. The latest snapshot of current user(%s) is not "
+                    "found.",
+                    snapshot_id,
+                    user,
+                )
+                return None
+            if snapshot.commit_user == user:
+                return snapshot
+        return None
+
     def snapshot_ids_between(self, start_exclusive: int, end_inclusive: int) -> list[int]:
         """Existing ids in ``(start_exclusive, end_inclusive]``."""
         ids = self.list_snapshot_ids()

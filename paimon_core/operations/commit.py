@@ -10,6 +10,7 @@ stays the table's state.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import threading
@@ -157,6 +158,35 @@ class FileStoreCommit:
         self._published_then_failed: int | None = None
 
     # ----------------------------------------------------------------------------- API
+
+    def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
+        """The ``identifiers`` (ascending) that this committer's user has not committed yet:
+        those above the ``commit_identifier`` of the user's latest snapshot (Java's
+        ``FileStoreCommitImpl.filterCommitted``; with ``commit.strict-mode.last-safe-
+        snapshot`` only snapshots after that one are searched). A writer that retries a
+        commit after a crash (a streaming micro-batch run again) commits only what this
+        returns, so nothing is committed twice.
+
+        As in Java, the search stops at the first expired snapshot: a user whose snapshots
+        have all expired is treated as having committed nothing.
+
+        Raises:
+            InvalidArgument: the identifiers are not strictly ascending.
+        """
+        if not identifiers:
+            return []
+        for before, after in itertools.pairwise(identifiers):
+            if after <= before:
+                raise InvalidArgument(
+                    "Committables must be sorted according to identifiers before filtering. "
+                    "This is unexpected."
+                )
+        last_safe = self.table.options.get_int(STRICT_MODE_LAST_SAFE_SNAPSHOT)
+        earliest = last_safe + 1 if last_safe is not None else None
+        latest = self.table.snapshot_manager.latest_snapshot_of_user(self.commit_user, earliest)
+        if latest is None:
+            return list(identifiers)
+        return [i for i in identifiers if i > latest.commit_identifier]
 
     def commit(
         self,

@@ -26,7 +26,7 @@ The splits are ``IncrementalSplit``\\ s for ``SplitRead`` (``paimon_core.operati
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -60,6 +60,8 @@ __all__ = [
     "INCREMENTAL_TO_AUTO_TAG",
     "InconsistentBuckets",
     "IncrementalPlan",
+    "changed_files",
+    "changes_list",
     "incremental_partitions",
     "is_incremental",
     "plan_incremental",
@@ -314,36 +316,53 @@ def _delta(
             )
     lists: list[str] = []
     for snapshot_id in range(start_id + 1, end_id + 1):
-        snapshot = snapshot_by_id(table, snapshot_id)
-        if mode == "delta":
-            if snapshot.commit_kind != CommitKind.APPEND:
-                continue  # COMPACT and OVERWRITE commits add no changes
-            name = snapshot.delta_manifest_list
-        else:
-            if snapshot.commit_kind == CommitKind.OVERWRITE:
-                continue
-            name = snapshot.changelog_manifest_list
+        name = changes_list(snapshot_by_id(table, snapshot_id), mode)
         if name:
             lists.append(name)
+    return IncrementalPlan(changed_files(table, lists, end_id))
+
+
+def changes_list(snapshot: Snapshot, mode: str) -> str | None:
+    """The manifest list of ``snapshot``'s changes: its delta list when ``mode`` is
+    ``delta`` and it is an APPEND commit (Java's ``DeltaFollowUpScanner``), its changelog
+    list when ``mode`` is ``changelog`` and it is no OVERWRITE; None when it adds no changes
+    read that way."""
+    if mode == "delta":
+        if snapshot.commit_kind != CommitKind.APPEND:
+            return None  # COMPACT and OVERWRITE commits add no changes
+        return snapshot.delta_manifest_list or None
+    if snapshot.commit_kind == CommitKind.OVERWRITE:
+        return None
+    return snapshot.changelog_manifest_list or None
+
+
+def changed_files(
+    table: FileStoreTable, lists: Sequence[str], snapshot_id: int
+) -> tuple[IncrementalSplit, ...]:
+    """The files the manifest lists ``lists`` (deltas or changelogs) add, as streaming
+    ``IncrementalSplit``\\ s of ``snapshot_id``, one per (partition, bucket) in that order.
+
+    Raises:
+        InvalidArgument: a list holds a DELETE entry (Paimon's check).
+    """
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     scan = table.new_scan()
-    for entry in scan.batch_entries(scan.read_all_entries(lists)):
+    for entry in scan.batch_entries(scan.read_all_entries(list(lists))):
         if entry.kind != FileKind.ADD:
             raise InvalidArgument("Delta or changelog should only have ADD files.")
         groups.setdefault((entry.partition, entry.bucket), []).append(entry)
-    splits = tuple(
+    return tuple(
         IncrementalSplit(
             partition,
             scan.partition_values(partition),
             bucket,
             (),
             tuple(e.file for e in entries),
-            end_id,
+            snapshot_id,
             streaming=True,
         )
         for (partition, bucket), entries in sorted(groups.items(), key=lambda kv: kv[0])
     )
-    return IncrementalPlan(splits)
 
 
 def _by_bucket(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int], list[ManifestEntry]]:

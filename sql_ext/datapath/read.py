@@ -459,26 +459,60 @@ def _narrowest(table: FileStoreTable) -> str:
 # --------------------------------------------------------------- the data source's side
 
 
+READ_CHANGELOG = "read.changelog"
+AUDIT_LOG_SUFFIX = "$audit_log"
+
+
+def source_view(options: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """The options with a table name's ``$audit_log`` taken off, and the view
+    ``format("paimon")`` reads: ``audit_log`` (``rowkind`` first) for that name or
+    ``read.changelog`` = ``true`` (Paimon-Spark's ``SparkSource``), else ``data``."""
+    from sql_ext.datapath.changes import AUDIT_LOG, DATA
+
+    out = dict(options)
+    lower = {k.lower(): k for k in out}
+    view = DATA
+    for key in ("path", "table"):
+        name = out.get(lower.get(key, key))
+        if name and name.lower().endswith(AUDIT_LOG_SUFFIX):
+            out[lower[key]] = name[: -len(AUDIT_LOG_SUFFIX)]
+            view = AUDIT_LOG
+    flag = out.get(lower.get(READ_CHANGELOG, READ_CHANGELOG))
+    if flag is not None and str(flag).strip().lower() == "true":
+        view = AUDIT_LOG
+    return out, view
+
+
 def source_schema(options: Mapping[str, str]) -> StructType:
-    """The Spark schema of ``format("paimon")`` with these options (the travelled-to
-    snapshot's schema under time travel)."""
+    """The Spark schema of ``format("paimon")`` with these options, for batch reads and
+    streams alike: the travelled-to snapshot's schema under time travel (the latest when
+    the travel does not resolve: a batch read then reports why, a stream may start before
+    the earliest snapshot), ``rowkind`` first for the audit log (``source_view``)."""
     plan = options.get(PLAN_OPTION)
     if plan is not None:
         return decode_plan(plan).spark_schema
-    table, _ = _load(options)
-    return to_spark_schema(table.schema.fields)
+    named, view = source_view(options)
+    table = source_table(named)
+    scan = {k: v for k, v in named.items() if k in SCAN_OPTIONS}
+    if scan:
+        table = table.copy(scan)
+    return plan_read(table, None, splits=(), view=view).spark_schema
 
 
 def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceReader:
     """The reader of ``format("paimon")``: the session's plan, else a plan of the table
-    named by ``path`` at the snapshot the ``scan.*`` options pick (the latest by default)."""
+    named by ``path`` at the snapshot the ``scan.*`` options pick (the latest by default),
+    its audit log with ``read.changelog`` or ``t$audit_log`` (``source_view``)."""
     encoded = options.get(PLAN_OPTION)
     if encoded is not None:
         return PaimonReader(decode_plan(encoded))
+    from sql_ext.datapath.changes import DATA
     from sql_ext.views import plan_table
 
-    table, snapshot = _load(options)
-    return PaimonReader(_packed(plan_table(table, snapshot), None))
+    named, view = source_view(options)
+    table, snapshot = _load(named)
+    system = None if view == DATA else view
+    return PaimonReader(_packed(plan_table(table, snapshot, system=system), None))
 
 
 def is_table_path(name: str) -> bool:

@@ -9,7 +9,10 @@ primary-key bucket a single writer. Paimon-Spark's source receives the DataFrame
 (``CreatableRelationProvider``) and shuffles it. The equivalent here: ``register`` wraps
 PySpark's ``DataFrameWriter.save`` (once per process) so that a save with format
 ``paimon`` hands the DataFrame to ``write.save_dataframe``, the job INSERT runs; other
-formats go to Spark untouched.
+formats go to Spark untouched. Streams the same way: ``DataStreamWriter.start`` (and
+``toTable``) with format ``paimon`` becomes ``foreachBatch`` of
+``stream_write.PaimonStreamSink``, which runs that job for each micro-batch. Stream reads
+are ``stream_read``'s.
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,6 +70,16 @@ class PaimonDataSource(DataSource):
 
         return source_writer(self._options(), schema, overwrite)
 
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from sql_ext.datapath.stream_read import source_stream_reader
+
+        return source_stream_reader(self._options(), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from sql_ext.datapath.stream_write import source_stream_writer
+
+        return source_stream_writer(self._options(), schema, overwrite)
+
 
 _REGISTERED: dict[str, dict[str, str]] = {}
 """The defaults registered in each SparkSession (by its session UUID), for
@@ -87,6 +106,13 @@ def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> 
             spark.dataSource.register(source)
         _REGISTERED[key] = wanted
     _route_saves()
+    _route_stream_starts()
+
+
+def registered_options(spark: SparkSession) -> dict[str, str]:
+    """The defaults (warehouse, catalog options) registered in ``spark`` by its latest
+    ``PaimonSession``; empty when none registered any."""
+    return dict(_REGISTERED.get(session_key(spark), {}))
 
 
 def session_key(spark: SparkSession) -> str:
@@ -149,3 +175,88 @@ def _route_saves() -> None:
 
     save._paimon = True  # type: ignore[attr-defined]
     DataFrameWriter.save = save  # type: ignore[method-assign]
+
+
+def _route_stream_starts() -> None:
+    """Wrap ``DataStreamWriter.start`` and ``toTable`` (once): format ``paimon`` becomes
+    ``foreachBatch`` of a ``stream_write.PaimonStreamSink``, which shuffles each micro-batch
+    by bucket and commits it exactly once (the table and output mode are checked before
+    the query starts)."""
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+    original = DataStreamWriter.start
+    if getattr(original, "_paimon", False):
+        return
+    original_to_table = DataStreamWriter.toTable
+
+    def route(writer: DataStreamWriter, path: str | None) -> bool:
+        """Make ``writer`` a Paimon sink if its format is ``paimon``; whether it is."""
+        jwrite = writer._jwrite
+        if str(jwrite.source()).lower() != FORMAT:
+            return False
+        from sql_ext.datapath.stream_write import checked_sink
+        from sql_ext.jvm import scala_string_map
+
+        spark = writer._spark
+        given = scala_string_map(spark, jwrite.extraOptions().originalMap())
+        merged = {**_REGISTERED.get(session_key(spark), {}), **given}
+        if path is not None:
+            merged["path"] = path
+        writer.foreachBatch(checked_sink(merged, str(jwrite.outputMode())))
+        return True
+
+    def configure(writer: DataStreamWriter, **settings: Any) -> None:
+        # As PySpark's own start and toTable, up to handing over to the JVM.
+        options = settings.pop("options")
+        writer.options(**options)
+        for name, value in settings.items():
+            if value is not None:
+                getattr(writer, name)(value)
+
+    @functools.wraps(original)
+    def start(
+        self: DataStreamWriter,
+        path: str | None = None,
+        format: str | None = None,
+        outputMode: str | None = None,
+        partitionBy: Any = None,
+        queryName: str | None = None,
+        **options: Any,
+    ) -> Any:
+        configure(
+            self,
+            options=options,
+            outputMode=outputMode,
+            partitionBy=partitionBy,
+            format=format,
+            queryName=queryName,
+        )
+        if route(self, path):
+            return original(self)
+        return original(self, path)
+
+    @functools.wraps(original_to_table)
+    def to_table(
+        self: DataStreamWriter,
+        tableName: str,
+        format: str | None = None,
+        outputMode: str | None = None,
+        partitionBy: Any = None,
+        queryName: str | None = None,
+        **options: Any,
+    ) -> Any:
+        configure(
+            self,
+            options=options,
+            outputMode=outputMode,
+            partitionBy=partitionBy,
+            format=format,
+            queryName=queryName,
+        )
+        if route(self, tableName):
+            return original(self)
+        return original_to_table(self, tableName)
+
+    start._paimon = True  # type: ignore[attr-defined]
+    DataStreamWriter.start = start  # type: ignore[method-assign]
+    DataStreamWriter.toTable = to_table  # type: ignore[method-assign]

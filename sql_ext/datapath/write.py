@@ -44,7 +44,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
-from paimon_core.operations.commit import published_before
+from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, published_before
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
 from sql_ext.progress import phase
@@ -142,6 +142,16 @@ class _AttemptLog:
 
 
 @dataclass(frozen=True)
+class CommitIdentity:
+    """Who commits a write and which of its commits it is: a streaming query's commit user
+    (stable across restarts) and a micro-batch's id as the ``commitIdentifier``, so that a
+    batch run again is recognised (``FileStoreCommit.filter_committed``)."""
+
+    user: str
+    identifier: int
+
+
+@dataclass(frozen=True)
 class WriteJob:
     """What every task of one statement needs (pickled to the executors' Python workers):
     the table, overwrite or not, the base snapshot all writers continue from, and the
@@ -201,9 +211,15 @@ class WriteJob:
         results: Iterable[bytes],
         overwrite: Overwrite,
         deleted: Iterable[CommitMessage] = (),
+        identity: CommitIdentity | None = None,
     ) -> int | None:
         """Commit the tasks' messages (and ``deleted``, files the statement removes) in one
         snapshot, then remove what lost attempts left.
+
+        ``identity`` (a streaming micro-batch): the commit user and identifier of the
+        snapshot; when that user has already committed that identifier (the batch runs again
+        after a crash that followed its commit), nothing is committed, the job's files are
+        removed and None is returned.
 
         Any failure before the snapshot is published removes every file the job wrote.
         """
@@ -214,14 +230,24 @@ class WriteJob:
                 task_messages, paths = pickle.loads(result)
                 messages.extend(task_messages)
                 kept.update(paths)
-            commit = self.table.new_commit()
+            identifier = BATCH_COMMIT_IDENTIFIER
+            if identity is not None:
+                commit = self.table.new_commit(identity.user)
+                identifier = identity.identifier
+                if not commit.filter_committed([identifier]):
+                    self.abort()
+                    return None
+            else:
+                commit = self.table.new_commit()
             if overwrite is False:
-                snapshot = commit.commit(messages)
+                snapshot = commit.commit(messages, identifier)
             elif overwrite is True:
                 dynamic = bool(self.table.schema.partition_keys)
-                snapshot = commit.overwrite(messages, dynamic=dynamic)
+                snapshot = commit.overwrite(messages, dynamic=dynamic, commit_identifier=identifier)
             else:
-                snapshot = commit.overwrite(messages, partition=dict(overwrite))
+                snapshot = commit.overwrite(
+                    messages, partition=dict(overwrite), commit_identifier=identifier
+                )
         except BaseException as e:
             if published_before(e) is None:
                 self.abort()
@@ -262,6 +288,7 @@ def write_dataframe(
     before_commit: Callable[[], object] | None = None,
     write_only: bool = False,
     ignore_previous_files: bool = False,
+    identity: CommitIdentity | None = None,
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
@@ -275,6 +302,10 @@ def write_dataframe(
     ``fresh`` writes as into an empty table and ``before_commit`` runs once every file is
     written, just before the commit: a replaced table (``sql_ext.replace``) writes its new
     rows first, then is truncated and given its new schema, then gets them.
+
+    ``identity``: a streaming micro-batch's commit user and identifier (``WriteJob.commit``);
+    its Spark jobs run in the job group of the calling thread (a streaming query's, which
+    ``StreamingQuery.stop`` cancels) instead of one of their own.
 
     Nothing is committed when anything fails, and the files written are removed again.
 
@@ -291,7 +322,7 @@ def write_dataframe(
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
     routed = _route(job, conformed)
     spark = df.sparkSession
-    with _job_group(spark) as group:
+    with _job_group(spark, keep=identity is not None) as group:
         try:
             with _arrow_batches(spark):
                 rows = routed.mapInArrow(job.task, RESULT_SCHEMA).collect()
@@ -312,7 +343,7 @@ def write_dataframe(
             job.abort()
             raise
     with phase(f"Committing to {table.identifier or table.path} ..."):
-        return job.commit((row[0] for row in rows), overwrite, deleted)
+        return job.commit((row[0] for row in rows), overwrite, deleted, identity)
 
 
 _JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
@@ -320,11 +351,16 @@ _SETTLE_SECONDS = 120.0
 
 
 @contextmanager
-def _job_group(spark: SparkSession) -> Iterator[str]:
+def _job_group(spark: SparkSession, keep: bool = False) -> Iterator[str]:
     """The write's Spark jobs in a group of their own (the thread's group restored after),
-    so that a failed write can cancel and await its other tasks."""
+    so that a failed write can cancel and await its other tasks. ``keep``: in the thread's
+    group when it has one (a streaming query's micro-batch thread: stopping the query
+    cancels that group)."""
     context = spark.sparkContext
     saved = [context.getLocalProperty(key) for key in _JOB_PROPERTIES]
+    if keep and saved[0]:
+        yield saved[0]
+        return
     group = f"paimon-write-{uuid.uuid4()}"
     context.setJobGroup(group, "paimon write", interruptOnCancel=True)
     try:
@@ -480,26 +516,14 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
         SqlError: no table or warehouse, another save mode, a bad partitionOverwriteMode,
             or data the table cannot take.
     """
-    from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
-    from sql_ext.metadata.config import CATALOG_NAME
-
-    table, lower = _target_table(options)
+    table, lower = target_table(options)
     if mode.lower() not in SAVE_MODES:
         raise SqlError(
             f"format('paimon') cannot save to {table.identifier} in mode {mode}: "
             "use append or overwrite"
         )
-    table = _with_merged_schema(table, options, df.schema)
-    given = set(df.columns)
-    missing = [f for f in table.schema.fields if f.name not in given]
-    if missing:  # as Paimon: columns the DataFrame lacks are written as NULL
-        nulls = [F.lit(None).cast(to_spark_type(f.type)).alias(f.name) for f in missing]
-        df = df.select(*[F.col(quote_identifier(c)) for c in df.columns], *nulls)
+    table, df = prepare_save(table, df, options)
     spark = df.sparkSession
-    database, _, name = table.identifier.partition(".")
-    table = with_dynamic_options(
-        table, paimon_confs(spark), CATALOG_NAME, database, name, time_travel=False
-    )
     overwrite: Overwrite = False
     if mode.lower() == "overwrite":
         setting = lower.get("partitionoverwritemode") or spark.conf.get(
@@ -510,7 +534,29 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
     return write_dataframe(table, df, overwrite)
 
 
-def _target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str, str]]:
+def prepare_save(
+    table: FileStoreTable, df: DataFrame, options: Mapping[str, str]
+) -> tuple[FileStoreTable, DataFrame]:
+    """``table`` and ``df`` as a DataFrame save writes them: the DataFrame's new columns
+    added to the table first under ``write.merge-schema``, the columns it lacks added as
+    NULLs (as Paimon), and the session's ``spark.paimon.*`` settings on the table."""
+    from sql_ext.dynamic_options import paimon_confs, with_dynamic_options
+    from sql_ext.metadata.config import CATALOG_NAME
+
+    table = merged_schema_table(table, options, df.schema)
+    given = set(df.columns)
+    missing = [f for f in table.schema.fields if f.name not in given]
+    if missing:  # as Paimon: columns the DataFrame lacks are written as NULL
+        nulls = [F.lit(None).cast(to_spark_type(f.type)).alias(f.name) for f in missing]
+        df = df.select(*[F.col(quote_identifier(c)) for c in df.columns], *nulls)
+    database, _, name = table.identifier.partition(".")
+    table = with_dynamic_options(
+        table, paimon_confs(df.sparkSession), CATALOG_NAME, database, name, time_travel=False
+    )
+    return table, df
+
+
+def target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str, str]]:
     """The table ``format("paimon")`` writes (option ``path`` or ``table``: ``db.t`` of the
     ``warehouse``, with the ``s3.*`` catalog options, or a table directory, as for reads),
     and the options lower-cased."""
@@ -523,7 +569,7 @@ def _target_table(options: Mapping[str, str]) -> tuple[FileStoreTable, dict[str,
         raise SqlError(str(e)) from None
 
 
-def _with_merged_schema(
+def merged_schema_table(
     table: FileStoreTable, options: Mapping[str, str], data: StructType
 ) -> FileStoreTable:
     """The table once ``write.merge-schema`` (or ``mergeSchema``; ``sql_ext.merge_schema``)
@@ -535,7 +581,7 @@ def _with_merged_schema(
     if not evolution.changes:
         return table
     evolution.commit()
-    return _target_table(options)[0]
+    return target_table(options)[0]
 
 
 def _overwrite_mode(setting: str | None) -> str:
@@ -605,13 +651,13 @@ def source_writer(
     Raises:
         SqlError: no table or warehouse given, or a primary-key table.
     """
-    table, lower = _target_table(options)
+    table, lower = target_table(options)
     if table.schema.primary_keys:
         raise SqlError(
             f"format('paimon') cannot write primary-key table {table.identifier} without "
             "PySpark's DataFrameWriter.save: its tasks cannot be shuffled by bucket"
         )
-    table = _with_merged_schema(table, options, schema)
+    table = merged_schema_table(table, options, schema)
     mode = _overwrite_mode(lower.get("partitionoverwritemode"))
     result: Overwrite = False
     if overwrite:
