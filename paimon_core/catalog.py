@@ -17,7 +17,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.format.paths import MAX_NAME_BYTES
+from paimon_core.format.names import check_branch, validate_database_name, validate_table_name
 from paimon_core.format.schema import SchemaManager, TableSchema, schema_from_arrow
 from paimon_core.io.fileio import FileIO
 from paimon_core.io.load import get_file_io
@@ -49,6 +49,7 @@ def _branch_of(name: str) -> tuple[str, str | None]:
     branch = suffix[len(BRANCH_TABLE_PREFIX) :]
     if not branch:
         raise InvalidArgument(f"Invalid table name '{name}': empty branch name")
+    check_branch(branch)
     return table, branch
 
 
@@ -60,18 +61,6 @@ def _check_not_branch(identifier: str, method: str) -> None:
         raise InvalidArgument(
             f"Cannot '{method}' for branch table '{identifier}', please modify the table with "
             "the default branch."
-        )
-
-
-def _check_name(kind: str, name: str) -> None:
-    """A name about to become a directory must be safe and fit in a file name."""
-    if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
-        raise InvalidArgument(f"Invalid {kind} name '{name}'")
-    size = len(name.encode("utf-8", "surrogatepass"))
-    if size > MAX_NAME_BYTES:
-        raise InvalidArgument(
-            f"{kind.capitalize()} name '{name[:20]}...' is {size} bytes long; at most "
-            f"{MAX_NAME_BYTES} bytes are allowed"
         )
 
 
@@ -93,10 +82,25 @@ class FileSystemCatalog:
         self.file_io = file_io or get_file_io(self.warehouse, self.options)
 
     def database_path(self, database: str) -> str:
+        """``<warehouse>/<database>.db``, never outside the warehouse.
+
+        Raises:
+            InvalidArgument: a name that is not one directory entry
+                (``names.validate_database_name``).
+        """
+        validate_database_name(database)
         return f"{self.warehouse}/{database}{DB_SUFFIX}"
 
     def table_path(self, identifier: str) -> str:
+        """``<warehouse>/<db>.db/<table>`` of ``db.table`` (or ``table``), never outside the
+        database directory.
+
+        Raises:
+            InvalidArgument: a malformed identifier, or a name that is not one directory
+                entry (``names.validate_table_name``).
+        """
         database, table = split_identifier(identifier)
+        validate_table_name(table)
         return f"{self.database_path(database)}/{table}"
 
     def list_databases(self) -> list[str]:
@@ -110,7 +114,7 @@ class FileSystemCatalog:
         return self.file_io.exists(self.database_path(database))
 
     def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
-        _check_name("database", database)
+        validate_database_name(database, new=True)
         if self.database_exists(database):
             if ignore_if_exists:
                 return
@@ -164,9 +168,7 @@ class FileSystemCatalog:
         """Create a table from a ``TableSchema`` or a pyarrow schema with keys and options."""
         _check_not_branch(identifier, "createTable")
         database, table = split_identifier(identifier)
-        _check_name("table", table)
-        if SYSTEM_TABLE_SPLITTER in table:
-            raise InvalidArgument(f"Table name '{table}' must not contain '$'")
+        validate_table_name(table, new=True)
         if not self.database_exists(database):
             raise DatabaseNotExist(f"Database {database} does not exist")
         if self.table_exists(identifier):
@@ -224,7 +226,7 @@ class FileSystemCatalog:
         for name in (source, target):
             if SYSTEM_TABLE_SPLITTER in name:
                 raise InvalidArgument(f"Cannot rename system table '{name}'")
-        _check_name("table", target)
+        validate_table_name(target, new=True)
         if not self.table_exists(from_identifier):
             raise TableNotExist(f"Table {source_db}.{source} does not exist")
         if self.table_exists(to_identifier):

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from paimon_core.exceptions import InvalidBranchName
+from paimon_core.format.features import Access, check_supported
+from paimon_core.format.names import validate_path_options
 from paimon_core.format.options import CoreOptions
 from paimon_core.format.paths import DEFAULT_BRANCH, branch_path, is_main_branch, normalize_branch
 from paimon_core.format.schema import SchemaManager, TableSchema
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from paimon_core.operations.write import TableWrite
 
 
+BRANCH_OPTION = "branch"
 _SCHEMA_OPTIONS: dict[int, tuple[TableSchema, CoreOptions]] = {}
 _SCHEMA_OPTIONS_MAX = 64
 
@@ -87,8 +91,38 @@ class FileStoreTable:
 
     @property
     def branch(self) -> str:
-        """The branch this handle reads and writes (``main`` unless option ``branch``)."""
-        return normalize_branch(self.options.get_str("branch"))
+        """The branch this handle reads and writes (``main`` unless option ``branch``).
+
+        Raises:
+            InvalidBranchName: option ``branch`` (a dynamic one, or one stored in the schema
+                before it was checked, or by hand) names no directory of the table; nothing
+                of such a handle can be read or written (``alter_schema_manager`` repairs).
+        """
+        value = self.options.get_str(BRANCH_OPTION)
+        if value is not None:
+            validate_path_options(
+                {BRANCH_OPTION: value}, f" of table {self.identifier or self.path}"
+            )
+        return normalize_branch(value)
+
+    @property
+    def alter_schema_manager(self) -> SchemaManager:
+        """Where ALTER TABLE commits: this branch's schemas (``schema_manager``), or main's
+        when the option ``branch`` stored in the schema names no directory of the table.
+
+        Such a table cannot be read or written, but a change that removes or corrects the
+        option (``RemoveOption('branch')``) repairs it; any other change is still refused,
+        naming the option, because every committed schema is validated.
+
+        Raises:
+            InvalidBranchName: a dynamic option ``branch`` that names no branch directory.
+        """
+        try:
+            return self.schema_manager
+        except InvalidBranchName:
+            if BRANCH_OPTION in self.dynamic_options:
+                raise
+            return SchemaManager(self.file_io, self.path)
 
     @property
     def branch_root(self) -> str:
@@ -123,7 +157,12 @@ class FileStoreTable:
 
         A ``branch`` option naming another branch switches to it first (its schema), as
         Paimon-Spark reads ``branch`` as the table's ``$branch_<name>``.
+
+        Raises:
+            InvalidBranchName, InvalidTagName, InvalidArgument: an option naming a path that
+                would leave its directory (``names.validate_path_options``).
         """
+        validate_path_options(dynamic_options, f" of table {self.identifier or self.path}")
         branch = dynamic_options.get("branch")
         if branch is not None and normalize_branch(branch) != self.branch:
             merged = {**self.dynamic_options, **dynamic_options}
@@ -210,6 +249,15 @@ class FileStoreTable:
         return IndexManifestFile(
             self.file_io, self.path, compression=self.options.manifest_compression
         )
+
+    def check_supported(self, access: Access) -> None:
+        """Refuse ``access`` (read, write) when this handle's schema or options (dynamic
+        options included) turn on a table feature this implementation lacks.
+
+        Raises:
+            UnsupportedFeature: one line naming the option or column type (``features``).
+        """
+        check_supported(self.schema, self.options, access, self.identifier or self.path)
 
     @property
     def is_primary_key_table(self) -> bool:

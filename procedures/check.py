@@ -35,9 +35,12 @@ from __future__ import annotations
 from typing import Any
 
 from paimon_core.exceptions import InvalidArgument, SchemaError, SnapshotNotFound, TagNotFound
-from paimon_core.lifecycle.check import check_table, checkable_table
+from paimon_core.format.schema import SchemaManager
+from paimon_core.io.fileio import FileIO
+from paimon_core.lifecycle.check import check_table
 from paimon_core.operations.diff import diff_snapshots
 from paimon_core.operations.time_travel import snapshot_for_version
+from paimon_core.table import FileStoreTable
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 
 CHECK_OUTPUT = (
@@ -56,6 +59,25 @@ DIFF_OUTPUT = (
 )
 
 
+def _checkable_table(file_io: FileIO, path: str, identifier: str = "") -> FileStoreTable:
+    """The table at ``path`` opened with its newest schema that parses, so that
+    ``check_table`` can report a corrupt latest schema instead of failing to open it.
+
+    Raises:
+        SchemaError: no schema file of the table parses (the latest one's error).
+    """
+    manager = SchemaManager(file_io, path)
+    first: SchemaError | None = None
+    for schema_id in reversed(manager.list_ids()):
+        try:
+            return FileStoreTable(file_io, path, manager.schema(schema_id), identifier)
+        except SchemaError as err:
+            first = first or err
+    if first is None:
+        return FileStoreTable.load(path, identifier, file_io)  # no schema: TableNotExist
+    raise first
+
+
 def _check_table(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     """Rows ``(kind, path, needed_by, detail)``, one per problem, none when healthy (see the
     module docstring); read-only, so it is answered without Spark even with ``deep``."""
@@ -64,7 +86,9 @@ def _check_table(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     except SchemaError:  # a corrupt latest schema: a row of the result, not a failure
         database, name = ctx.split_table(args["table"], "table")
         identifier = f"{database}.{name}"
-        table = checkable_table(ctx.catalog.file_io, ctx.catalog.table_path(identifier), identifier)
+        table = _checkable_table(
+            ctx.catalog.file_io, ctx.catalog.table_path(identifier), identifier
+        )
     problems = check_table(table, deep=bool(args["deep"]))
     return ProcedureResult(
         CHECK_OUTPUT, [(p.kind, p.path, p.needed_by, p.detail) for p in problems]

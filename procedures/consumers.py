@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.consumer import Consumer, ConsumerManager
+from paimon_core.format.names import validate_consumer_id
 from procedures.base import CallContext, Column, Parameter, Procedure, ProcedureResult
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def _manager(ctx: CallContext, identifier: str) -> tuple[ConsumerManager, Snapsh
 
 def _reset_consumer(ctx: CallContext, args: dict[str, Any]) -> ProcedureResult:
     try:
-        consumer_id = ConsumerManager.check_id(args["consumerId"])
+        consumer_id = validate_consumer_id(args["consumerId"])
     except InvalidArgument as err:
         raise ctx.fail(str(err)) from None
     consumers, snapshots = _manager(ctx, args["table"])

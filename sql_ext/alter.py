@@ -85,7 +85,7 @@ def alter_table(
         else:
             sensitive = str(spark.conf.get(_CASE_SENSITIVE, "false")).lower() == "true"
             names = _Names(table.schema.fields, sensitive)
-            table.schema_manager.commit_changes(_schema_changes(names, statement, shown))
+            table.alter_schema_manager.commit_changes(_schema_changes(names, statement, shown))
     except SqlError:
         raise
     except (PaimonError, ValueError) as e:

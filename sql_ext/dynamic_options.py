@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import SchemaError
+from paimon_core.exceptions import PaimonError
 from paimon_core.format.schema import check_dynamic_option
 from sql_ext.errors import SqlError
 from sql_ext.jvm import session_confs
@@ -78,7 +78,8 @@ def with_dynamic_options(
 
     Raises:
         SqlError: a setting changes an option Paimon fixes for the table's life (`bucket` of
-            a dynamic-bucket table, `primary-key`, `merge-engine`, ...), naming the setting.
+            a dynamic-bucket table, `primary-key`, `merge-engine`, ...), or names a path that
+            would leave its directory (`spark.paimon.branch = ../x`), naming the setting.
     """
     options = table_options(confs, catalog, database, name)
     if table.branch != "main":
@@ -88,7 +89,7 @@ def with_dynamic_options(
     for key, (value, setting) in options.items():
         try:
             check_dynamic_option(table.schema.options, key, value)
-        except (SchemaError, ValueError) as e:
+        except (PaimonError, ValueError) as e:
             raise SqlError(
                 f"Cannot apply {setting} = '{value}' to {catalog}.{database}.{name}: {e}"
             ) from None

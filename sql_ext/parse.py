@@ -218,6 +218,62 @@ def split_statements(text: str) -> list[str]:
     return [_stripped(text, span)[1] for span in _scan(text)[0]]
 
 
+def located_statements(text: str) -> list[tuple[int, str]]:
+    """`split_statements` with the 1-based line of each statement's first word (comments
+    before it skipped), for errors and echoes that name a script's line."""
+    located = []
+    for span in _scan(text)[0]:
+        offset, statement = _stripped(text, span)
+        code = blank_comments(statement)
+        start = offset + len(code) - len(code.lstrip())
+        located.append((text.count("\n", 0, start) + 1, statement))
+    return located
+
+
+_COMMENT_START = re.compile(r"\s*(?:--|/\*)")
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
+
+
+def blank_comments(text: str) -> str:
+    """`text` with every comment (`-- ...`, `/* ... */`, nested) replaced by spaces, line
+    breaks kept: the same length, so every line, column and offset stays where it was.
+
+    Statements are routed on this text, so a comment is harmless wherever a script may have
+    one (leading, inner, trailing) and no text sniffer has to know about comments. Hints
+    (`/*+ BROADCAST(t) */`) are no comments and stay. Comments are found with sqlglot's
+    tokenizer (quotes, raw strings and nesting as Spark reads them); a text that does not
+    tokenize (an unterminated quote or comment) is returned unchanged for the parser to
+    reject.
+
+    >>> blank_comments("-- note\\nSHOW TAGS t /* x */")
+    '       \\nSHOW TAGS t        '
+    """
+    if "--" not in text and "/*" not in text:
+        return text
+    try:
+        tokens = _ScanTokenizer(dialect=_DIALECT).tokenize(text)
+    except TokenError:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for token in [*tokens, None]:
+        start = len(text) if token is None else token.start
+        if start > position:
+            gap = text[position:start]
+            pieces.append(_NOT_NEWLINE.sub(" ", gap) if _COMMENT_START.match(gap) else gap)
+            position = start
+        if token is not None and token.end + 1 > position:
+            pieces.append(text[position : token.end + 1])
+            position = token.end + 1
+    return "".join(pieces)
+
+
+def code_of(statement: str) -> str:
+    """The text a statement is routed and run on: `blank_comments`, trailing blanks removed
+    (leading ones stay, so lines and columns in errors are the user's)."""
+    return blank_comments(statement).rstrip()
+
+
 # --------------------------------------------------------------------------- parsing
 
 

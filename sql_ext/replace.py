@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import TableNotExist
+from paimon_core.format.features import Access, check_supported
 from paimon_core.table import FileStoreTable
 
 if TYPE_CHECKING:
@@ -76,8 +77,18 @@ class ReplacePlan:
 
 
 def plan_replace(existing: FileStoreTable, schema: TableSchema) -> ReplacePlan:
-    """Replace in place when the partition keys stay (in order), as Paimon-Spark decides."""
+    """Replace in place when the partition keys stay (in order), as Paimon-Spark decides.
+
+    Raises:
+        UnsupportedFeature: the new definition turns on a table feature this implementation
+            lacks, or (in place) the table has one its truncation may not touch: before the
+            table is truncated or dropped.
+    """
     same_keys = tuple(existing.schema.partition_keys) == tuple(schema.partition_keys)
+    if same_keys:
+        existing.check_supported(Access.WRITE)
+    access = Access.ALTER if same_keys else Access.CREATE
+    check_supported(schema, schema.options, access, existing.identifier)
     return ReplacePlan(existing, schema, same_keys)
 
 

@@ -44,7 +44,7 @@ from procedures.base import ProcedureResult
 from sql_ext.alter import alter_database, alter_table
 from sql_ext.alter_syntax import is_alter, parse_head
 from sql_ext.analyze import analyze_spec, analyze_table
-from sql_ext.create_like import like_schema, refuse_location
+from sql_ext.create_like import check_location, like_schema
 from sql_ext.datapath import source as data_source
 from sql_ext.datapath.pushdown import (
     count_query,
@@ -94,6 +94,7 @@ from sql_ext.parse import (
     SqlParseError,
     Statement,
     TableRef,
+    code_of,
     parse_statement,
     query_fragment,
     replace_tables,
@@ -256,8 +257,12 @@ class PaimonSession:
         master: str | None = None,
         conf: Mapping[str, str] | None = None,
         app_name: str = "paimon-sql",
+        owns_spark: bool | None = None,
     ) -> None:
-        self._owns_spark = spark is None
+        """`spark` (else a new SparkSession from `master`, `conf`, `app_name`) over the
+        Paimon `warehouse` (else the session's `spark.sql.catalog.paimon.warehouse`);
+        `owns_spark`: whether `stop()` stops Spark (default: when this session started it)."""
+        self._owns_spark = spark is None if owns_spark is None else owns_spark
         if spark is None:
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             builder = SparkSession.builder.appName(app_name)
@@ -296,9 +301,10 @@ class PaimonSession:
             raise SqlParseError(
                 f"sql() runs one statement, got {len(statements)}; use run_script() for scripts"
             )
-        if parsed is not None and parsed.text != statements[0]:
+        statement = code_of(statements[0])
+        if parsed is not None and parsed.text != statement:
             parsed = None
-        return self._statement(statements[0], parsed)
+        return self._statement(statement, parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Each statement of `text` with its result, run one at a time as the caller iterates.
@@ -358,7 +364,7 @@ class PaimonSession:
         return substitute(text, frozenset())
 
     def _statement(self, text: str, parsed: Statement | None = None) -> DataFrame:
-        text = self._substitute(text)
+        text = code_of(self._substitute(text))
         if is_tag_ddl(text):
             return self._tag_ddl(text)
         if is_alter(text):
@@ -1152,12 +1158,13 @@ class PaimonSession:
                 raise SqlError(f"MERGE INTO: invalid source {using.sql(dialect='spark')}")
             rows = self._query(parse_statement(source_query(using)))
             return Source(rows, alias, using)
-        if isinstance(using, exp.Subquery) and isinstance(using.this, exp.Query):
+        query = using.this if isinstance(using, exp.Subquery) else using
+        if isinstance(query, (exp.Query, exp.Values)):
             span = using_span(statement.parsed)
             if span is None:
                 raise SqlParseError("MERGE INTO: cannot find the source query's text")
-            rows = self._query(statement, using.this, fragment=Fragment((span,)))
-            return Source(rows, alias)
+            rows = self._query(statement, query, fragment=Fragment((span,)))
+            return Source(_with_column_names(rows, using, alias), alias)
         shown = using.sql(dialect="spark") if using is not None else "nothing"
         raise SqlError(f"MERGE INTO: expected a table or (subquery) after USING, got {shown}")
 
@@ -1187,8 +1194,8 @@ class PaimonSession:
             return self._query(statement)
         database, name = target
         identifier = f"{database}.{name}"
-        refuse_location(spec, f"{CATALOG_NAME}.{identifier}")
         catalog = self._paimon()
+        spec = check_location(spec, f"{CATALOG_NAME}.{identifier}", catalog.table_path(identifier))
         if not catalog.database_exists(database):
             raise DatabaseNotExist(f"Database {database} does not exist")
         if spec.like is not None:
@@ -1338,6 +1345,21 @@ def _query_fields(source: DataFrame) -> list[Any]:
         [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
     )
     return from_spark_schema(nullable)
+
+
+def _with_column_names(rows: DataFrame, using: exp.Expr, alias: str) -> DataFrame:
+    """The MERGE source's rows with the column names its alias gives (`s(a, b)`), as Spark
+    names a `(VALUES ...)` or `(subquery)` source; the names must match its columns."""
+    alias_node = using.args.get("alias")
+    names = [c.name for c in alias_node.columns] if alias_node is not None else []
+    if not names:
+        return rows
+    if len(names) != len(rows.columns):
+        raise SqlError(
+            f"MERGE INTO: source {alias} has {len(rows.columns)} columns but its alias gives "
+            f"{len(names)} names ({', '.join(names)})"
+        )
+    return rows.toDF(*names)
 
 
 def _table(parts: list[str]) -> exp.Table:

@@ -1,5 +1,6 @@
-"""Shared fixtures: a scratch warehouse, the Java oracle, pypaimon, one SparkSession, and a
-local S3 API server (moto) with a bucket to put warehouses in."""
+"""Shared fixtures: a scratch warehouse, the Java oracle (Paimon 0.9), Paimon 2 (Java),
+pypaimon, one SparkSession, and a local S3 API server (moto) with a bucket to put warehouses
+in."""
 
 from __future__ import annotations
 
@@ -49,6 +50,23 @@ def oracle() -> Callable[..., Any]:
     if not ORACLE.exists():
         pytest.fail(f"paimon-oracle not found at {ORACLE}")
     return run_oracle
+
+
+@pytest.fixture(scope="session")
+def java2_runtime() -> Any:
+    """Apache Paimon 2 (Java) ready to run: the jar fetched through Maven, the program compiled
+    and its CDS archive dumped on first use (cached, see ``tests/interop/java2.py``)."""
+    from tests.interop.java2 import prepare
+
+    return prepare()
+
+
+@pytest.fixture
+def java2(java2_runtime: Any, warehouse: str) -> Any:
+    """Apache Paimon 2 (Java) on this test's ``warehouse``: a ``tests.interop.java2.Java2``."""
+    from tests.interop.java2 import Java2
+
+    return Java2(java2_runtime, warehouse)
 
 
 @pytest.fixture(scope="session")

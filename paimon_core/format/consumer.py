@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CorruptMetadata, InvalidArgument
+from paimon_core.exceptions import CorruptMetadata
+from paimon_core.format.names import validate_consumer_id
 from paimon_core.format.paths import CONSUMER_DIR, CONSUMER_PREFIX, branch_path
 from paimon_core.format.snapshot import corrupt_file, jackson_json, load_json
 
@@ -52,16 +53,14 @@ class ConsumerManager:
         self.directory = f"{branch_path(table_path.rstrip('/'), branch)}/{CONSUMER_DIR}"
 
     def consumer_path(self, consumer_id: str) -> str:
-        return f"{self.directory}/{CONSUMER_PREFIX}{consumer_id}"
+        """``consumer/consumer-<id>`` of this branch, never outside it.
 
-    @staticmethod
-    def check_id(consumer_id: str | None) -> str:
-        """A consumer id names one file: not blank, no ``/`` (Java would make directories)."""
-        if consumer_id is None or not consumer_id.strip():
-            raise InvalidArgument("consumer id cannot be empty string.")
-        if "/" in consumer_id:
-            raise InvalidArgument(f"Invalid consumer id '{consumer_id}': it must not contain '/'")
-        return consumer_id
+        Raises:
+            InvalidArgument: an id that is blank or not one directory entry
+                (``names.validate_consumer_id``).
+        """
+        validate_consumer_id(consumer_id)
+        return f"{self.directory}/{CONSUMER_PREFIX}{consumer_id}"
 
     def consumer(self, consumer_id: str) -> Consumer | None:
         """The consumer, None when it has no file.
@@ -101,7 +100,6 @@ class ConsumerManager:
 
     def reset_consumer(self, consumer_id: str, consumer: Consumer) -> None:
         """Write (or replace) the consumer file atomically."""
-        self.check_id(consumer_id)
         path = self.consumer_path(consumer_id)
         self.file_io.overwrite_atomic(path, consumer_to_json(consumer).encode())
 

@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.format.names import DEFAULT_BRANCH, check_branch
 
 SNAPSHOT_PREFIX = "snapshot-"
 SCHEMA_PREFIX = "schema-"
@@ -32,7 +33,6 @@ STATISTICS_PREFIX = "stat-"
 DATA_PREFIX = "data-"
 BUCKET_PREFIX = "bucket-"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
-DEFAULT_BRANCH = "main"
 
 SNAPSHOT_DIR = "snapshot"
 SCHEMA_DIR = "schema"
@@ -47,10 +47,6 @@ LATEST_HINT = "LATEST"
 EARLIEST_HINT = "EARLIEST"
 
 POSTPONE_BUCKET = -2
-# File names are limited to 255 bytes. A tag is ``tag-<name>``, written through a temp file
-# ``.tag-<name>.<uuid>.tmp`` (46 more bytes); databases (``<name>.db``) and tables get the same
-# limit, so every name a user creates fits wherever it is used in a file name.
-MAX_NAME_BYTES = 200
 DB_SUFFIX = ".db"
 
 # Java PartitionPathUtils.CHAR_TO_ESCAPE: ASCII controls, DEL and "#%'*/:=?\{}[]^.
@@ -72,6 +68,16 @@ def table_path(warehouse: str, database: str, table: str) -> str:
     return f"{warehouse.rstrip('/')}/{database}{DB_SUFFIX}/{table}"
 
 
+def table_name(path: str) -> str:
+    """``db.t`` for a table at ``<warehouse>/<db>.db/<t>`` (``table_path``), else ``path``:
+    how messages name a table known by its path only."""
+    parent, _, table = path.rstrip("/").rpartition("/")
+    database = parent.rpartition("/")[2]
+    if database.endswith(DB_SUFFIX) and len(database) > len(DB_SUFFIX) and table:
+        return f"{database[: -len(DB_SUFFIX)]}.{table}"
+    return path
+
+
 def normalize_branch(branch: str | None) -> str:
     """Paimon's ``BranchManager.normalizeBranch``: a missing or blank name is ``main``."""
     return DEFAULT_BRANCH if branch is None or not branch.strip() else branch
@@ -83,8 +89,12 @@ def is_main_branch(branch: str | None) -> bool:
 
 def branch_path(table_root: str, branch: str | None) -> str:
     """Root of a branch: the table itself for ``main``, else ``branch/branch-<name>``
-    (Paimon's ``BranchManager.branchPath``)."""
-    if is_main_branch(branch):
+    (Paimon's ``BranchManager.branchPath``), never outside the table.
+
+    Raises:
+        InvalidBranchName: a name that is not one directory entry (``names.check_branch``).
+    """
+    if check_branch(branch) == DEFAULT_BRANCH:
         return table_root
     return f"{table_root.rstrip('/')}/{BRANCH_DIR}/{BRANCH_PREFIX}{branch}"
 

@@ -20,9 +20,11 @@ import pyarrow as pa
 from paimon_core.exceptions import InvalidArgument, SchemaError, TableNotExist
 from paimon_core.format.data_file_index import validate_file_index
 from paimon_core.format.default_value import default_scalar
+from paimon_core.format.features import Access, check_supported
 from paimon_core.format.merge_options import validate_merge_options
+from paimon_core.format.names import check_path_option, validate_path_options
 from paimon_core.format.options import CoreOptions
-from paimon_core.format.paths import branch_path, is_main_branch
+from paimon_core.format.paths import branch_path, is_main_branch, table_name
 from paimon_core.format.snapshot import jackson_json
 from paimon_core.format.type_casts import supports_cast
 from paimon_core.format.types import (
@@ -316,8 +318,11 @@ def validate_schema(s: TableSchema) -> None:
 
     Raises:
         SchemaError: the schema is one Java would reject.
-        InvalidArgument: retention options Java rejects (``validate_retention_options``).
+        InvalidArgument: retention options Java rejects (``validate_retention_options``);
+            an option naming a path that would leave its directory
+            (``names.validate_path_options``: stricter than Java, which takes any).
     """
+    validate_path_options(s.options)
     validate_retention_options(s.options)
     names = s.field_names
     if not names:
@@ -694,10 +699,15 @@ def check_dynamic_option(options: Mapping[str, str], key: str, value: str) -> No
     """Java's ``checkImmutability`` of ``table.copy``: a dynamic option may not change what
     ALTER TABLE could not (``primary-key``, ``merge-engine``, ``bucket`` of -1, ...).
 
+    Also refuses a value naming a path that would leave its directory
+    (``names.check_path_option``: ``branch``, ``consumer-id``, ...), which Java takes.
+
     Raises:
         SchemaError: the option is fixed for the table's life.
         ValueError: a ``bucket`` value that is not a number.
+        InvalidArgument, InvalidBranchName, InvalidTagName: an unsafe path name.
     """
+    check_path_option(key, value)
     if options.get(key) != value:
         _check_option_change(options, key, value)
 
@@ -998,9 +1008,13 @@ class SchemaManager:
 
         Raises:
             SchemaError, InvalidArgument: a schema Paimon's ``SchemaManager.commit`` refuses.
+            UnsupportedFeature: a table feature this implementation cannot write (row
+                tracking, BLOB columns, ...: ``features.check_supported``); nothing published.
         """
         validate_schema(schema)
         self._validate_fallback_branch(schema)
+        access = Access.CREATE if schema.schema_id == 0 else Access.ALTER
+        check_supported(schema, schema.options, access, table_name(self.table_path))
         published = self.file_io.write_no_clobber(
             self.schema_path(schema.schema_id), schema_to_json(schema).encode("utf-8")
         )

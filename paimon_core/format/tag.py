@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from paimon_core.exceptions import CorruptMetadata, TagNotFound
+from paimon_core.exceptions import CorruptMetadata, InvalidTagName, TagNotFound
+from paimon_core.format.names import check_path_segment
 from paimon_core.format.paths import TAG_DIR, TAG_PREFIX, branch_path, is_main_branch
 from paimon_core.format.snapshot import (
     RawJson,
@@ -163,6 +164,13 @@ class TagManager:
         self.tag_dir = f"{branch_path(self.table_path, branch)}/{TAG_DIR}"
 
     def tag_path(self, name: str) -> str:
+        """``tag/tag-<name>`` of this branch, never outside it.
+
+        Raises:
+            InvalidTagName: a name that is not one directory entry
+                (``names.check_path_segment``).
+        """
+        check_path_segment(name, "Tag name", InvalidTagName)
         return f"{self.tag_dir}/{TAG_PREFIX}{name}"
 
     def tag_exists(self, name: str) -> bool:

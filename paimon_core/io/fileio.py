@@ -681,6 +681,10 @@ class PyArrowFileIO(FileIO):
         return self._fs
 
 
+S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+"""The URI schemes `paimon_core.io.s3_fileio.S3FileIO` serves."""
+
+
 def is_local(path: str) -> bool:
     """Plain paths and ``file:`` URIs are local; anything else with a scheme is not."""
     if path.startswith("file:"):

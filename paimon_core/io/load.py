@@ -6,8 +6,7 @@ import threading
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from paimon_core.io.fileio import FileIO, LocalFileIO, PyArrowFileIO, is_local
-from paimon_core.io.s3_fileio import S3_SCHEMES, S3FileIO, S3Options
+from paimon_core.io.fileio import S3_SCHEMES, FileIO, LocalFileIO, PyArrowFileIO, is_local
 
 _REMOTE: dict[tuple[str, str, object], PyArrowFileIO] = {}
 _REMOTE_LOCK = threading.Lock()
@@ -22,13 +21,22 @@ def get_file_io(path: str, options: Mapping[str, str] | None = None) -> FileIO:
         return LocalFileIO()
     parts = urlsplit(path)
     scheme = parts.scheme.lower()
-    s3 = S3Options.from_options(options) if scheme in S3_SCHEMES else None
+    s3 = None
+    if scheme in S3_SCHEMES:  # boto3 (S3FileIO's) costs a local warehouse 0.3 s of start-up
+        from paimon_core.io.s3_fileio import S3Options
+
+        s3 = S3Options.from_options(options)
     key = (scheme, parts.netloc, s3)
     io = _REMOTE.get(key)
     if io is None:
         with _REMOTE_LOCK:
             io = _REMOTE.get(key)
             if io is None:
-                io = S3FileIO(path, s3) if s3 is not None else PyArrowFileIO(path)
+                if s3 is not None:
+                    from paimon_core.io.s3_fileio import S3FileIO
+
+                    io = S3FileIO(path, s3)
+                else:
+                    io = PyArrowFileIO(path)
                 _REMOTE[key] = io
     return io

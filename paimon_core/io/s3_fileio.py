@@ -38,9 +38,9 @@ from botocore.configloader import load_config
 from botocore.exceptions import BotoCoreError, ClientError, ConfigParseError
 
 from paimon_core.exceptions import AtomicCreateUnsupported, InvalidArgument
-from paimon_core.io.fileio import PyArrowFileIO
+from paimon_core.io.fileio import S3_SCHEMES, PyArrowFileIO
 
-S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+__all__ = ["S3_SCHEMES", "S3FileIO", "S3Options"]
 # Paimon's own names first; the aliases are the other spellings Paimon's S3 plugin mirrors.
 _KEYS: dict[str, tuple[str, ...]] = {
     "endpoint": ("s3.endpoint",),

@@ -10,7 +10,7 @@ side:
 
 * every argument is checked before anything is written (Paimon's ``delete_branch('a,b')``
   deletes ``a`` before finding that ``b`` is missing);
-* branch names must also be safe directory names (``format.branch.validate_branch_name``);
+* branch names must also be safe directory names (``format.names.validate_branch_name``);
 * creation writes the schemas (newest first), then the snapshot, then the tag, so that a
   crash at any point leaves an empty branch or one reading the tag, never one that cannot
   be read; a tag deleted while its branch is made withdraws the new branch
@@ -42,9 +42,10 @@ from paimon_core.exceptions import (
     SnapshotNotFound,
     TagNotFound,
 )
-from paimon_core.format.branch import branch_exists, validate_branch_name
+from paimon_core.format.branch import branch_exists
 from paimon_core.format.branch import list_branches as _list_branches
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.names import validate_branch_name, validate_tag_name
 from paimon_core.format.paths import DEFAULT_BRANCH, branch_path, is_main_branch
 from paimon_core.format.schema import SchemaManager
 from paimon_core.format.snapshot import (
@@ -63,7 +64,6 @@ from paimon_core.lifecycle.file_deletion import (
     other_branches_usage,
     plan_removal,
 )
-from paimon_core.lifecycle.tag_management import validate_tag_name
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import ManifestEntry

@@ -1,7 +1,7 @@
 """Integrity check of a table: every live root (snapshot, tag, long-lived changelog, consumer,
 on every branch) references only files that exist and are what their metadata claims.
 
-No Paimon release has this (it backs ``CALL sys.check_table``, see README.md). It only reads:
+No Paimon release has this (it backs ``CALL sys.check_table``, see docs/reference.md). It only reads:
 a table being damaged should be described before anything is repaired, and a check that
 repaired or deleted could lose the very data it is about. A corrupt metadata file is one
 problem row, never an exception.
@@ -44,7 +44,6 @@ from paimon_core.exceptions import (
     CommitConflict,
     CorruptMetadata,
     PaimonError,
-    SchemaError,
     TagNotFound,
     UnsupportedFeature,
 )
@@ -71,7 +70,7 @@ from paimon_core.format.statistics import Statistics
 from paimon_core.format.stats import ColumnStats, StatsMode, column_stats, decode_stats
 from paimon_core.format.tag import TagManager
 from paimon_core.format.types import BIGINT, TINYINT, DataType
-from paimon_core.io.fileio import FileIO, FileStatus
+from paimon_core.io.fileio import FileStatus
 from paimon_core.lifecycle.check_keys import DUPLICATE, PartitionKeys
 from paimon_core.lifecycle.file_deletion import FILE_SOURCE_APPEND, TableFiles
 from paimon_core.lifecycle.orphan import DAY_MILLIS, branch_names, orphan_candidates
@@ -102,7 +101,9 @@ file nothing references, older than a day."""
 SNAPSHOT, TAG, CHANGELOG, CONSUMER = "snapshot", "tag", "changelog", "consumer"
 _ROLE_ORDER = {SNAPSHOT: 0, CHANGELOG: 1, TAG: 2, CONSUMER: 3}
 _PLURAL = {SNAPSHOT: "snapshots", TAG: "tags", CHANGELOG: "changelogs", CONSUMER: "consumers"}
-_RETRACT_KINDS = pa.array([1, 3], pa.int8())  # -U, -D
+# -U, -D. Built from bytes: `pa.array` of a list imports pandas (0.5 s), which the
+# metadata-only shell path must not pay.
+_RETRACT_KINDS = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([1, 3]))])
 _FULL = StatsMode("full")
 _DEEP_THREADS = 4
 _T = TypeVar("_T")
@@ -190,27 +191,6 @@ def live_roots(table: FileStoreTable) -> list[LiveRoot]:
     ``check_table``, which reports them)."""
     check = _Check(table, deep=False, orphan_before=0)
     return [r for branch in check.branches() for r in check.branch_roots(branch)]
-
-
-def checkable_table(file_io: FileIO, path: str, identifier: str = "") -> FileStoreTable:
-    """The table at ``path`` opened with its newest schema that parses, so that
-    ``check_table`` can report a corrupt latest schema instead of failing to open it.
-
-    Raises:
-        SchemaError: no schema file of the table parses (the latest one's error).
-    """
-    from paimon_core.table import FileStoreTable
-
-    manager = SchemaManager(file_io, path)
-    first: SchemaError | None = None
-    for schema_id in reversed(manager.list_ids()):
-        try:
-            return FileStoreTable(file_io, path, manager.schema(schema_id), identifier)
-        except SchemaError as err:
-            first = first or err
-    if first is None:
-        return FileStoreTable.load(path, identifier, file_io)  # no schema: TableNotExist
-    raise first
 
 
 def check_table(

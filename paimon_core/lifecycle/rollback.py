@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument, PaimonError, SnapshotNotFound
+from paimon_core.format.names import validate_tag_name
 from paimon_core.format.paths import CHANGELOG_DIR, CHANGELOG_PREFIX, LATEST_HINT
 from paimon_core.format.snapshot import snapshot_to_json
 from paimon_core.lifecycle.file_deletion import (
@@ -38,7 +39,6 @@ from paimon_core.lifecycle.file_deletion import (
     plan_removal,
     resolved_tags,
 )
-from paimon_core.lifecycle.tag_management import validate_tag_name
 
 if TYPE_CHECKING:
     from paimon_core.format.snapshot import Snapshot

@@ -5,7 +5,7 @@ Spark procedures built on them (paimon-sql-surface.md §1.3, §5.4). Deliberate 
 
 * every argument is checked before anything is written, so a failing call changes nothing
   (Paimon's ``delete_tag('a,,b')`` deletes ``a`` before rejecting the blank name);
-* tag names must also be safe file names (``validate_tag_name``); a new name must not start
+* tag names must also be safe file names (``format.names.validate_tag_name``); a new name must not start
   or end with whitespace (``delete_tag`` trims) nor exceed 200 bytes; a user cannot create a purely
   numeric name (the tag proposal's rule: ``VERSION AS OF '5'`` would be ambiguous), while
   automatic tags (``20240101``) and numeric tags other writers made stay usable, as Paimon
@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import (
     InvalidArgument,
-    InvalidTagName,
     SnapshotNotFound,
     TagAlreadyExists,
     TagNotFound,
 )
+from paimon_core.format.names import validate_tag_name
 from paimon_core.format.options import parse_duration
-from paimon_core.format.paths import MAX_NAME_BYTES
 from paimon_core.format.tag import Tag, tag_from_json, tag_to_json
 from paimon_core.format.tag_period import auto_tag_period_handler
 from paimon_core.lifecycle.file_deletion import (
@@ -62,51 +61,9 @@ __all__ = [
     "rename_tag",
     "replace_tag",
     "tags_removed_by_rollback",
-    "validate_tag_name",
 ]
 
 logger = logging.getLogger(__name__)
-
-_FORBIDDEN = ("/", "\\", "..")
-
-
-def validate_tag_name(
-    name: str, what: str = "Tag name", *, allow_numeric: bool = True, new: bool = False
-) -> None:
-    """Reject a name Paimon rejects (blank) or that is unsafe as ``tag/tag-<name>``.
-
-    ``new`` is for names about to be created: they must not start or end with whitespace
-    (``delete_tag`` trims names, so such a tag could never be deleted) and must fit in a
-    file name (at most ``MAX_NAME_BYTES`` bytes of UTF-8). ``allow_numeric=False``
-    is for names a user is about to create: a purely numeric one would read as a snapshot
-    id wherever a version string is accepted.
-
-    Raises:
-        InvalidTagName: blank, a path separator, ``..``, a control character or a leading dot;
-            for new names also surrounding whitespace or too long; only digits when
-            ``allow_numeric`` is False.
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidTagName(f"{what} shouldn't be blank.")
-    if new:
-        if name != name.strip():
-            raise InvalidTagName(f"{what} {name!r} must not start or end with whitespace.")
-        size = len(name.encode("utf-8", "surrogatepass"))
-        if size > MAX_NAME_BYTES:
-            raise InvalidTagName(
-                f"{what} is {size} bytes long; at most {MAX_NAME_BYTES} bytes are allowed."
-            )
-    for bad in _FORBIDDEN:
-        if bad in name:
-            raise InvalidTagName(f"{what} '{name}' must not contain '{bad}'.")
-    if any(c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" for c in name):
-        raise InvalidTagName(f"{what} {name!r} must not contain control characters.")
-    if name.startswith("."):
-        raise InvalidTagName(f"{what} '{name}' must not start with '.'.")
-    if not allow_numeric and name.strip().isdecimal():
-        raise InvalidTagName(
-            f"{what} '{name}' must not be purely numeric (it would read as a snapshot id)."
-        )
 
 
 def parse_tag_names(tags: str | Sequence[str]) -> list[str]:

@@ -32,6 +32,7 @@ from paimon_core.exceptions import (
 from paimon_core.format.binary_row import deserialize_row
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.deletion_vectors import DELETION_VECTORS_INDEX
+from paimon_core.format.features import Access
 from paimon_core.format.manifest import (
     FileKind,
     IndexManifestEntry,
@@ -137,6 +138,13 @@ class FileStoreCommit:
         commit_user: str | None = None,
         post_commit: Sequence[PostCommitHook] = (),
     ) -> None:
+        """A committer of ``table`` (its options as of this handle).
+
+        Raises:
+            UnsupportedFeature: a table feature this committer lacks (row tracking, BLOB
+                columns, ...: ``features``): a commit would break what Paimon wrote.
+        """
+        table.check_supported(Access.WRITE)
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
         self._post_commit = tuple(post_commit)
@@ -837,6 +845,8 @@ class FileStoreCommit:
                 watermark=watermark,
                 statistics=changes.statistics or self._inherited_statistics(latest),
                 properties=dict(properties) if properties else None,
+                # Java 1.3+ carries the row-id counter through every commit.
+                next_row_id=latest.next_row_id if latest else None,
             )
             self._check_added_files_exist(changes)
             published = table.snapshot_manager.commit(snapshot)

@@ -30,15 +30,17 @@ import pyarrow.compute as pc
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.format.features import Access
 from paimon_core.format.merge_options import MergeOptions
 from paimon_core.operations.commit import FileStoreCommit
 from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
-from paimon_core.operations.merge.base import VALUE_KIND, drop_retractions
+from paimon_core.operations.merge.base import VALUE_KIND, SortedRuns, drop_retractions
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
 from paimon_core.operations.merge.lookup import lookup_candidates, lookup_changelog, needs_lookup
 from paimon_core.operations.read import ROW_POSITION, TableRead
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
+from paimon_core.operations.split_generator import merge_sections, table_key_order
 from paimon_core.operations.write import TableWrite, local_millis_as_utc
 
 if TYPE_CHECKING:
@@ -78,11 +80,18 @@ class CompactUnit:
 
 def level_sorted_runs(files: Iterable[DataFileMeta]) -> list[LevelSortedRun]:
     """Java's ``Levels.levelSortedRuns``: each level-0 file newest first (max sequence
-    descending, then min sequence, then name), then one run per non-empty level above 0."""
+    descending, then min sequence, then creation time, then name: files of writers that
+    started from the same snapshot differ only there), then one run per non-empty level
+    above 0."""
     files = list(files)
     level0 = sorted(
         (f for f in files if f.level == 0),
-        key=lambda f: (-f.max_sequence_number, f.min_sequence_number, f.file_name),
+        key=lambda f: (
+            -f.max_sequence_number,
+            f.min_sequence_number,
+            f.creation_time_millis if f.creation_time_millis is not None else -(2**63),
+            f.file_name,
+        ),
     )
     runs = [LevelSortedRun(0, (f,)) for f in level0]
     for level in sorted({f.level for f in files if f.level > 0}):
@@ -306,8 +315,7 @@ def plan_compaction(
             raise InvalidArgument(
                 f"Only partition columns can filter a compaction: '{column}' is not one of {keys}"
             )
-    if table.options.bucket == -2:
-        raise UnsupportedFeature("Compacting postpone-bucket tables ('bucket' = '-2')")
+    table.check_supported(Access.WRITE)  # postpone buckets, row tracking, ...
     if snapshot is None:
         snapshot = table.snapshot_manager.latest_snapshot()
     if snapshot is None:
@@ -429,18 +437,33 @@ def _compact_key_values(
     if options.lookup and output != 0 and 0 in levels:  # rewriteLookupChangelog
         inputs = {f.file_name for f in unit.files}
         deeper = [f for f in task.files if f.level > output and f.file_name not in inputs]
-        merged, changes = _lookup_rewrite(reader, task, tables, levels, deeper, dv, deduplicate)
+        merged, changes = _lookup_rewrite(
+            reader,
+            task,
+            tables,
+            levels,
+            deeper,
+            dv,
+            deduplicate,
+            _unit_runs(table, unit.files, tables),
+        )
     else:
+        runs: SortedRuns | None = _unit_runs(table, unit.files, tables)
+        tie_rank = None
         if reader.merge.lookup:
             rows, row_levels = lookup_candidates(tables, levels, keys)
+            tie_rank = reader.merge.lookup_tie_rank(tables, levels, runs)
+            runs = None
         else:
             rows = pa.concat_tables(tables)
             row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
         if changelog:
             top = row_levels == max_level
-            merged, changes = full_compaction_changelog(rows, top, reader.merge, deduplicate)
+            merged, changes = full_compaction_changelog(
+                rows, top, reader.merge, deduplicate, runs, tie_rank
+            )
         else:
-            merged = reader.merge.merge(rows)
+            merged = reader.merge.merge(rows, runs=runs, tie_rank=tie_rank)
     if drop_delete:
         merged = drop_retractions(merged)
     after: list[DataFileMeta] = []
@@ -474,6 +497,17 @@ def _compact_key_values(
             deleted_index_files=index_changes.deleted_index_files,
         )
     return message
+
+
+def _unit_runs(
+    table: FileStoreTable, files: Sequence[DataFileMeta], tables: Sequence[pa.Table]
+) -> SortedRuns:
+    """How Java's compaction reads a unit's ``files`` (``tables`` their rows): one pass of
+    ``IntervalPartition`` over the unit's order (``MergeTreeCompactTask``)."""
+    order = table_key_order(table.schema)
+    return SortedRuns(
+        [t.num_rows for t in tables], lambda: merge_sections(files, order, split=False)
+    )
 
 
 def _has_deletes(f: DataFileMeta) -> bool:
@@ -562,6 +596,7 @@ def _lookup_rewrite(
     deeper: Sequence[DataFileMeta],
     dv: BucketedDvMaintainer | None,
     deduplicate: Sequence[str] | None,
+    runs: SortedRuns | None = None,
 ) -> tuple[pa.Table, pa.Table | None]:
     """Java's lookup compaction (``LookupMergeTreeCompactRewriter``) of a unit holding
     level-0 files (``tables``, one per file of ``levels``) into a level above 0, with the
@@ -575,7 +610,9 @@ def _lookup_rewrite(
     the other engines merge the older record in by sequence
     (``LookupChangelogMergeFunctionWrapper``), so the output holds the key's whole value,
     and with deletion vectors mark it deleted. The changelog covers the keys with a level-0
-    record (``lookup_changelog``; first-row: the new keys' records)."""
+    record (``lookup_changelog``; first-row: the new keys' records). ``runs``: how Java reads
+    the unit's files, for records of equal sequences (the looked-up older records are
+    older than any of them)."""
     merge = reader.merge
     assert merge is not None
     keys = list(merge.key_names)
@@ -592,18 +629,21 @@ def _lookup_rewrite(
     level0_keys = rows.filter(pc.invert(high)).select(keys)
     if first_row:
         # FirstRowMergeFunction: null (nothing written) when every record is retracted.
-        merged = drop_retractions(merge.merge(rows, reduce=False))
+        merged = drop_retractions(merge.merge(rows, reduce=False, runs=runs))
         if older is not None:
             merged = _anti_join(merged, older.select(keys), keys)
         if not produce:
             return merged, None
         return merged, _anti_join(merged, high_keys, keys)
     candidates, candidate_levels = lookup_candidates(tables, levels, keys)
+    tie_rank = None if runs is None else merge.lookup_tie_rank(tables, levels, runs)
     before = candidates.filter(pa.array(candidate_levels > 0))
     if older is not None:
         candidates = pa.concat_tables([candidates, older])
         before = pa.concat_tables([before, older])
-    merged = merge.merge(candidates, reduce=False)
+        if tie_rank is not None:
+            tie_rank = np.concatenate([tie_rank, np.full(older.num_rows, -1, np.int64)])
+    merged = merge.merge(candidates, reduce=False, tie_rank=tie_rank)
     if not produce:
         return merged, None
     after = _semi_join(merged, level0_keys, keys)

@@ -158,7 +158,8 @@ def plan_copy(
 
     Raises:
         InvalidArgument: the predicate names a non-partition column.
-        UnsupportedFeature: a file written under a schema with other columns.
+        UnsupportedFeature: a file written under a schema with other columns, or a source
+            this implementation cannot read (``TableScan.check_readable``, ``check_files``).
     """
     keys = list(source.schema.partition_keys)
     for column, _, _ in predicate or ():
@@ -170,7 +171,9 @@ def plan_copy(
     if snapshot is None:
         return CopyPlan((), ())
     scan = TableScan(source)
+    scan.check_readable()
     entries = scan.read_entries(snapshot, predicate=list(predicate or ()))
+    scan.check_files(e.file for e in entries)
     _check_schemas(source, entries)
     wanted = {(e.partition, e.bucket) for e in entries}
     indexes = []
@@ -260,16 +263,16 @@ def copy_files(
 
     Raises:
         InvalidArgument: the predicate names a non-partition column.
-        UnsupportedFeature: a file written under a schema with other columns.
+        UnsupportedFeature: a file written under a schema with other columns, or a table
+            feature this implementation lacks (``features``), before any file is copied.
     """
+    commit = target.new_commit()
     plan = plan_copy(source, target, predicate)
     if not plan.messages:
         return None
     try:
         runner(CopyFiles(source.file_io, target.file_io), plan.tasks)
-        return target.new_commit().overwrite(
-            list(plan.messages), dynamic=bool(target.schema.partition_keys)
-        )
+        return commit.overwrite(list(plan.messages), dynamic=bool(target.schema.partition_keys))
     except BaseException as e:
         if published_before(e) is not None:
             raise  # the copies are the target's now

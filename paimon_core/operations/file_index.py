@@ -326,8 +326,10 @@ def rewrite_file_index(
 
     Raises:
         InvalidArgument: the predicate names a non-partition column.
-        UnsupportedFeature: an index type this implementation cannot build.
+        UnsupportedFeature: an index type this implementation cannot build, or a table
+            feature no commit of this implementation may touch (before any file is written).
     """
+    commit = table.new_commit()
     tasks = plan_file_index_rewrite(table, predicate)
     if not tasks:
         return FileIndexRewrite(0, 0)
@@ -335,7 +337,7 @@ def rewrite_file_index(
     messages = [r.message for r in results if r.message is not None]
     try:
         if messages:
-            table.new_commit().commit(messages)
+            commit.commit(messages)
     except BaseException as e:
         if published_before(e) is not None:
             raise  # the index files are the table's now

@@ -137,7 +137,17 @@ def plan_incremental(table: FileStoreTable) -> IncrementalPlan:
         InvalidArgument: malformed or inconsistent option values, with Paimon's messages.
         SnapshotNotFound, TagNotFound: a snapshot or tag the options name does not exist.
         InconsistentBuckets: a diff across a bucket rescale.
+        UnsupportedFeature: a table feature this reader lacks, or files that need one
+            (``TableScan.check_readable``, ``check_files``).
     """
+    scan = table.new_scan()
+    scan.check_readable()
+    plan = _plan(table)
+    scan.check_files(f for s in plan.splits for f in (*s.before_files, *s.files))
+    return plan
+
+
+def _plan(table: FileStoreTable) -> IncrementalPlan:
     options = table.options
     if options.get_str(INCREMENTAL_BETWEEN) is not None:
         return _between(table, options.get_str(INCREMENTAL_BETWEEN) or "")
@@ -154,7 +164,9 @@ def incremental_partitions(table: FileStoreTable, plan: IncrementalPlan) -> set[
     ignored), a full read's snapshot's, else those of the changes read."""
     snapshot = plan.full or plan.end
     if snapshot is not None:
-        return {e.partition for e in table.new_scan().read_entries(snapshot, lazy_files=True)}
+        scan = table.new_scan()
+        entries = scan.batch_entries(scan.read_entries(snapshot, lazy_files=True))
+        return {e.partition for e in entries}
     return {s.partition for s in plan.splits}
 
 
@@ -335,7 +347,7 @@ def changed_files(
     """
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     scan = table.new_scan()
-    for entry in scan.read_all_entries(list(lists)):
+    for entry in scan.batch_entries(scan.read_all_entries(list(lists))):
         if entry.kind != FileKind.ADD:
             raise InvalidArgument("Delta or changelog should only have ADD files.")
         groups.setdefault((entry.partition, entry.bucket), []).append(entry)
@@ -367,8 +379,8 @@ def _diff(table: FileStoreTable, start: Snapshot, end: Snapshot) -> IncrementalP
     each side's files carry their snapshot's deletion vectors (``toIncrementalPlan``), so
     rows deleted by vectors are gone from that side's state."""
     scan = table.new_scan()
-    before = _by_bucket(scan.read_entries(start))
-    after = _by_bucket(scan.read_entries(end))
+    before = _by_bucket(scan.batch_entries(scan.read_entries(start)))
+    after = _by_bucket(scan.batch_entries(scan.read_entries(end)))
     _check_buckets(table, start, before, end, after)
     before_vectors: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
     after_vectors: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}

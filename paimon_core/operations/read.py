@@ -28,6 +28,7 @@ from paimon_core.operations.merge.base import (
     drop_retractions,
 )
 from paimon_core.operations.merge.factory import key_value_merge
+from paimon_core.operations.split_generator import merge_sections, table_key_order
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
@@ -197,7 +198,12 @@ class TableRead:
             # Keys compare in Java's order (``float_order``): all NaN keys are one key and
             # -0.0 and 0.0 are two.
             levels = [f.level for f in split.files]
-            merged = drop_retractions(self.merge.merge_files(tables, levels))
+            files, order = split.files, table_key_order(self.schema)
+            merged = drop_retractions(
+                self.merge.merge_files(
+                    tables, levels, lambda: merge_sections(files, order, split=True)
+                )
+            )
         return merged.select([f.name for f in fields])
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:

@@ -28,6 +28,7 @@ from paimon_core.exceptions import InvalidArgument, MetadataFormatError
 from paimon_core.format.binary_row import row_codec
 from paimon_core.format.data_file_index import BytesSource, StreamSource, evaluate, index_columns
 from paimon_core.format.deletion_vectors import DeletionFile
+from paimon_core.format.features import Access, check_files
 from paimon_core.format.file_index import INDEX_PATH_SUFFIX, file_index_read_enabled
 from paimon_core.format.manifest import (
     DataFileMeta,
@@ -37,7 +38,7 @@ from paimon_core.format.manifest import (
     PartitionVerdicts,
     gc_paused,
 )
-from paimon_core.format.paths import bucket_dir_name, partition_path
+from paimon_core.format.paths import POSTPONE_BUCKET, bucket_dir_name, partition_path
 from paimon_core.format.stats import ColumnStats, decode_stats
 from paimon_core.format.types import DataType
 from paimon_core.operations.deletion_vectors import snapshot_deletion_files
@@ -829,6 +830,38 @@ class TableScan:
             return not options.deletion_vectors_merge_on_read
         return options.merge_engine == "first-row"
 
+    @property
+    def only_real_buckets(self) -> bool:
+        """Java's ``onlyReadRealBuckets`` of batch scans of postpone-bucket tables
+        (``bucket`` = -2): files still in ``bucket-postpone`` are not read until a compaction
+        moves them into a real bucket."""
+        return self.table.options.bucket == POSTPONE_BUCKET
+
+    def batch_entries(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """``entries`` as a batch read sees them: without ``bucket-postpone`` files
+        (``only_real_buckets``)."""
+        if self.only_real_buckets:
+            return [e for e in entries if e.bucket >= 0]
+        return entries
+
+    def check_readable(self) -> None:
+        """Refuse to read a table with a feature this reader lacks (``features``: data
+        evolution, BLOB columns, ...).
+
+        Raises:
+            UnsupportedFeature: naming the option or column type.
+        """
+        self.table.check_supported(Access.READ)
+
+    def check_files(self, files: Iterable[DataFileMeta]) -> None:
+        """Refuse to read ``files`` whose manifest fields need a feature the table does not
+        declare (``features.check_files``: ``_WRITE_COLS``, ``_FIRST_ROW_ID``).
+
+        Raises:
+            UnsupportedFeature: naming the file and the field.
+        """
+        check_files(files, self.table.options, self.table.identifier or self.table.path)
+
     def plan_partitions(
         self,
         snapshot: Snapshot,
@@ -837,10 +870,16 @@ class TableScan:
     ) -> set[bytes]:
         """The partitions a batch read of ``snapshot`` has files in, by ``partition_filter``
         and the partition predicates of ``predicate`` only (Java's ``listPartitions`` of a
-        batch scan)."""
+        batch scan).
+
+        Raises:
+            UnsupportedFeature: a table feature this reader lacks (``check_readable``).
+        """
+        self.check_readable()
         entries = self.read_entries(
             snapshot, partition_filter, predicate=predicate, lazy_files=not self.skips_level0
         )
+        entries = self.batch_entries(entries)
         if self.skips_level0:
             return {e.partition for e in entries if e.file.level != 0}
         return {e.partition for e in entries}
@@ -866,7 +905,12 @@ class TableScan:
 
         Returns:
             One split per (partition, bucket) with live files; [] for an empty table.
+
+        Raises:
+            UnsupportedFeature: a table feature this reader lacks, or files that need one
+                (``check_readable``, ``check_files``).
         """
+        self.check_readable()
         predicate = list(predicate or ())
         validate_predicate(predicate, {f.name for f in self.table.schema.fields})
         if snapshot is None:
@@ -888,6 +932,8 @@ class TableScan:
                 entries = [e for e in entries if keep(e.file)]
             if skip_level0:
                 entries = [e for e in entries if e.file.level != 0]
+            entries = self.batch_entries(entries)
+            self.check_files(e.file for e in entries)
             if predicate:
                 entries = self._value_filter(entries, predicate)
             groups: defaultdict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)

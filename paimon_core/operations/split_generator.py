@@ -33,10 +33,19 @@ from paimon_core.format.float_order import order_key
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
+    from paimon_core.format.schema import TableSchema
     from paimon_core.format.types import DataType
     from paimon_core.table import FileStoreTable
 
-__all__ = ["SplitGroup", "interval_partition", "split_for_batch", "table_split_groups"]
+__all__ = [
+    "SplitGroup",
+    "interval_partition",
+    "interval_partition_indices",
+    "merge_sections",
+    "split_for_batch",
+    "table_key_order",
+    "table_split_groups",
+]
 
 TARGET_SIZE = "source.split.target-size"
 OPEN_FILE_COST = "source.split.open-file-cost"
@@ -85,36 +94,108 @@ def interval_partition(
     files: Sequence[DataFileMeta], order: KeyOrder
 ) -> list[list[list[DataFileMeta]]]:
     """Java's ``IntervalPartition.partition``: sections whose key ranges do not overlap, each
-    as sorted runs (files of a run do not overlap either)."""
-    ordered = sorted(files, key=lambda f: (order(f.min_key), order(f.max_key)))
-    sections: list[list[list[DataFileMeta]]] = []
-    section: list[DataFileMeta] = []
+    as sorted runs (files of a run do not overlap either), in Java's order."""
+    return [
+        [[files[i] for i in run] for run in section]
+        for section in interval_partition_indices(files, order)
+    ]
+
+
+def interval_partition_indices(
+    files: Sequence[DataFileMeta], order: KeyOrder
+) -> list[list[list[int]]]:
+    """``interval_partition`` as indices into ``files``.
+
+    As Java: the files sorted (stably) by min key, then max key; a section ends where a file
+    starts after every key before it; a section's runs are built with a
+    ``java.util.PriorityQueue`` of runs by the max key of their last file (each file joins the
+    polled run if it starts after that run's end, else starts a run offered before the polled
+    one goes back), and come out in the queue's array order, which is the order Java's merge
+    reads them in (its loser tree breaks ties by that position)."""
+    bounds = [(order(f.min_key), order(f.max_key)) for f in files]
+    ordered = sorted(range(len(files)), key=lambda i: bounds[i])
+    sections: list[list[list[int]]] = []
+    section: list[int] = []
     bound: tuple[Any, ...] | None = None
-    for meta in ordered:
-        low = order(meta.min_key)
+    for i in ordered:
+        low, high = bounds[i]
         if section and bound is not None and low > bound:
-            sections.append(_runs(section, order))
+            sections.append(_runs(section, bounds))
             section, bound = [], None
-        section.append(meta)
-        high = order(meta.max_key)
+        section.append(i)
         if bound is None or high > bound:
             bound = high
     if section:
-        sections.append(_runs(section, order))
+        sections.append(_runs(section, bounds))
     return sections
 
 
-def _runs(metas: list[DataFileMeta], order: KeyOrder) -> list[list[DataFileMeta]]:
-    """A section's files as sorted runs: each file joins the run whose last file ends
-    first, if it starts after that end, else starts a run (Java's priority queue)."""
-    runs: list[list[DataFileMeta]] = [[metas[0]]]
-    for meta in metas[1:]:
-        top = min(range(len(runs)), key=lambda i: order(runs[i][-1].max_key))
-        if order(meta.min_key) > order(runs[top][-1].max_key):
-            runs[top].append(meta)
+def _runs(section: list[int], bounds: Sequence[tuple[Any, Any]]) -> list[list[int]]:
+    """A section's files as sorted runs, in the array order of Java's priority queue."""
+    queue = _JavaPriorityQueue(lambda run: bounds[run[-1]][1])
+    queue.offer([section[0]])
+    for i in section[1:]:
+        top = queue.poll()
+        if bounds[i][0] > bounds[top[-1]][1]:
+            top.append(i)
         else:
-            runs.append([meta])
-    return runs
+            queue.offer([i])
+        queue.offer(top)
+    return queue.items
+
+
+class _JavaPriorityQueue:
+    """``java.util.PriorityQueue``'s binary heap (``siftUp``/``siftDown``), so that equal
+    elements end up where Java puts them; ``items`` is its array order (``stream()``)."""
+
+    def __init__(self, key: Callable[[list[int]], Any]) -> None:
+        self.items: list[list[int]] = []
+        self.key = key
+
+    def offer(self, item: list[int]) -> None:
+        items, key = self.items, self.key
+        items.append(item)
+        k = len(items) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            if key(item) >= key(items[parent]):
+                break
+            items[k] = items[parent]
+            k = parent
+        items[k] = item
+
+    def poll(self) -> list[int]:
+        items, key = self.items, self.key
+        result = items[0]
+        last = items.pop()
+        n = len(items)
+        if n:
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                if child + 1 < n and key(items[child]) > key(items[child + 1]):
+                    child += 1
+                if key(last) <= key(items[child]):
+                    break
+                items[k] = items[child]
+                k = child
+            items[k] = last
+        return result
+
+
+def merge_sections(
+    files: Sequence[DataFileMeta], order: KeyOrder, *, split: bool
+) -> list[list[list[int]]]:
+    """How Java's merge reads ``files``: sections of sorted runs (one reader each, in reader
+    order) as indices into ``files``. ``split``: the files of a batch read, which Java's split
+    generator first put in its own order (``interval_partition`` flattened: sections, runs,
+    files) before the reader partitions them again (``MergeFileSplitRead``); otherwise a
+    compaction unit's files, partitioned once (``MergeTreeCompactTask``)."""
+    if not split:
+        return interval_partition_indices(files, order)
+    first = [i for section in interval_partition_indices(files, order) for r in section for i in r]
+    again = interval_partition_indices([files[i] for i in first], order)
+    return [[[first[i] for i in run] for run in section] for section in again]
 
 
 def _pack_ordered(
@@ -160,14 +241,17 @@ def split_for_batch(
     return [SplitGroup(tuple(b), len(b) == 1 and _without_delete_row(b[0])) for b in bins]
 
 
+def table_key_order(schema: TableSchema) -> KeyOrder:
+    """``key_order`` of the keys in a table's data files (its trimmed primary keys)."""
+    return key_order([schema.field(k).type for k in schema.trimmed_primary_keys])
+
+
 def table_split_groups(table: FileStoreTable, files: Sequence[DataFileMeta]) -> list[SplitGroup]:
     """``split_for_batch`` of one bucket of ``table`` with its options."""
     options = table.options
-    schema = table.schema
-    keys = schema.trimmed_primary_keys
     return split_for_batch(
         files,
-        key_order([schema.field(k).type for k in keys]),
+        table_key_order(table.schema),
         deletion_vectors=options.deletion_vectors_enabled,
         first_row=options.merge_engine == "first-row",
         target_size=options.get_memory_size(TARGET_SIZE, DEFAULT_TARGET_SIZE) or 0,

@@ -42,6 +42,7 @@ from paimon_core.format.data_files import (
     write_format,
 )
 from paimon_core.format.default_value import field_defaults
+from paimon_core.format.features import Access
 from paimon_core.format.file_index import FileIndexOptions, file_index_options
 from paimon_core.format.manifest import (
     EMPTY_ROW,
@@ -258,7 +259,11 @@ class TableWrite:
         ``ignore_previous_files`` (Java's ``withIgnorePreviousFiles``): the buckets' live
         files are not restored, so sequence numbers start at 0 and the compaction sees only
         the new files; the HASH index of a dynamic-bucket table still continues (Java would
-        restore none and write a bucket index of the new keys alone, losing the others)."""
+        restore none and write a bucket index of the new keys alone, losing the others).
+
+        Raises:
+            UnsupportedFeature: a table feature this writer lacks (``features``)."""
+        table.check_supported(Access.WRITE)  # row tracking, BLOB columns, ...: before any file
         self.table = table
         self.overwrite = overwrite
         self.ignore_previous_files = ignore_previous_files
@@ -319,11 +324,7 @@ class TableWrite:
 
     def _init_buckets(self) -> None:
         schema, options = self.table.schema, self.table.options
-        self.num_buckets = options.bucket
-        if self.num_buckets == -2:
-            raise UnsupportedFeature(
-                "Writing postpone-bucket tables ('bucket' = '-2') is not supported"
-            )
+        self.num_buckets = options.bucket  # postpone (-2): refused by check_supported
         if self.num_buckets == 0 or self.num_buckets < -2:
             raise InvalidArgument(f"Invalid 'bucket' = '{self.num_buckets}'")
         self.mode = "fixed" if self.num_buckets > 0 else "dynamic" if self.is_pk else "unaware"

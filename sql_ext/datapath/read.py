@@ -42,6 +42,7 @@ from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
 from sql_ext.dialect import quote_identifier
 from sql_ext.jvm import session_confs, string_seq
+from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -152,7 +153,8 @@ def plan_read(
     chosen = tuple(names if columns is None else [n for n in names if n in set(columns)])
     planned: list[Split | IncrementalSplit] = list(splits or ())
     if splits is None and snapshot is not None:
-        planned = list(table.new_scan().plan(snapshot=snapshot, predicate=list(predicate)))
+        with phase(f"Planning the scan of {table.identifier or table.path} ..."):
+            planned = list(table.new_scan().plan(snapshot=snapshot, predicate=list(predicate)))
     if not table.is_primary_key_table:
         # Files of an append table are independent: one task each spreads the work. Changes
         # of an append table are the rows of the files added: plain splits.

@@ -47,6 +47,7 @@ from paimon_core.operations.bucket import assign_buckets
 from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, published_before
 from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
+from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_type
 
 if TYPE_CHECKING:
@@ -341,7 +342,8 @@ def write_dataframe(
         except BaseException:
             job.abort()
             raise
-    return job.commit((row[0] for row in rows), overwrite, deleted, identity)
+    with phase(f"Committing to {table.identifier or table.path} ..."):
+        return job.commit((row[0] for row in rows), overwrite, deleted, identity)
 
 
 _JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")

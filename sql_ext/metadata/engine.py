@@ -52,6 +52,7 @@ from sql_ext.parse import (
     QueryStatement,
     Statement,
     TableRef,
+    code_of,
     parse_statement,
     table_nodes,
 )
@@ -142,6 +143,7 @@ class MetadataEngine:
 
         Raises the errors `PaimonSession` raises for the statement.
         """
+        text = code_of(text)
         if "${" in text or _EXPLAIN.match(text):
             return ToSpark()  # variable substitution and EXPLAIN are Spark's
         if is_tag_ddl(text):

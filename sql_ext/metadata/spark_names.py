@@ -104,9 +104,12 @@ def _comment(f: DataField) -> str:
 
 
 def column_ddl(f: DataField) -> str:
-    """`StructField.toDDL`: `name TYPE[ NOT NULL][ COMMENT '...']`."""
+    """`StructField.toDDL`: `name TYPE[ NOT NULL][ DEFAULT <expr>][ COMMENT '...']`, the
+    default as Spark's `CURRENT_DEFAULT` text (what `DataField.default_value` holds), so
+    that SHOW CREATE TABLE's statement creates the same column again."""
     null = "" if f.type.nullable else " NOT NULL"
-    return f"{quote_if_needed(f.name)} {sql_type(f.type)}{null}{_comment(f)}"
+    default = f" DEFAULT {f.default_value}" if f.default_value is not None else ""
+    return f"{quote_if_needed(f.name)} {sql_type(f.type)}{null}{default}{_comment(f)}"
 
 
 def _type_name(t: DataType) -> str:

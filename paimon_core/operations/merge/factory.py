@@ -9,20 +9,27 @@ files, and get one row per key in key order, retractions kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_core.format.merge_options import MergeOptions
 from paimon_core.format.types import to_arrow_type
 from paimon_core.operations.merge.aggregate import AggregateMergeFunction
 from paimon_core.operations.merge.aggregators import FieldAggregator, create_aggregator
-from paimon_core.operations.merge.base import MergeFunction, drop_retractions, merge_key_values
+from paimon_core.operations.merge.base import (
+    MergeFunction,
+    SortedRuns,
+    drop_retractions,
+    java_pop_positions,
+    merge_key_values,
+)
 from paimon_core.operations.merge.deduplicate import DeduplicateMergeFunction
 from paimon_core.operations.merge.first_row import FirstRowMergeFunction
-from paimon_core.operations.merge.lookup import lookup_candidates, needs_lookup
+from paimon_core.operations.merge.lookup import lookup_candidates, lookup_keep, needs_lookup
 from paimon_core.operations.merge.partial_update import PartialUpdateMergeFunction
 
 if TYPE_CHECKING:
@@ -41,10 +48,17 @@ class KeyValueMerge:
     engine: str
     lookup: bool = False
 
-    def merge(self, rows: pa.Table, reduce: bool = True) -> pa.Table:
+    def merge(
+        self,
+        rows: pa.Table,
+        reduce: bool = True,
+        runs: SortedRuns | None = None,
+        tie_rank: np.ndarray | None = None,
+    ) -> pa.Table:
         """One row per key of ``rows``, in key order, with the merged ``_SEQUENCE_NUMBER`` and
         ``_VALUE_KIND`` (retractions kept: ``drop_retractions`` for what a read shows);
-        ``reduce=False``: lone records merged too (``merge_key_values``)."""
+        ``reduce=False``: lone records merged too; ``runs`` (the files ``rows`` came from) or
+        ``tie_rank``: Java's order of records that tie (``merge_key_values``)."""
         return merge_key_values(
             rows,
             self.function,
@@ -52,19 +66,51 @@ class KeyValueMerge:
             self.sequence_fields,
             self.sequence_ascending,
             reduce,
+            runs,
+            tie_rank,
+        )
+
+    def pop_positions(self, rows: pa.Table, runs: SortedRuns) -> np.ndarray | None:
+        """Each row's position in Java's merge of ``rows`` (None: no records tie), for a
+        merge of some of them (``tie_rank``)."""
+        return java_pop_positions(
+            rows, self.key_names, self.sequence_fields, self.sequence_ascending, runs
         )
 
     def merge_for_read(self, rows: pa.Table) -> pa.Table:
         """``merge`` without the deleted keys."""
         return drop_retractions(self.merge(rows))
 
-    def merge_files(self, tables: Sequence[pa.Table], levels: Sequence[int]) -> pa.Table:
+    def merge_files(
+        self,
+        tables: Sequence[pa.Table],
+        levels: Sequence[int],
+        sections: Callable[[], Sequence[Sequence[Sequence[int]]]] | None = None,
+    ) -> pa.Table:
         """``merge`` of the key-value rows of several files (``levels`` theirs): on a lookup
-        table only what ``LookupMergeFunction`` merges (``merge.lookup``)."""
-        if self.lookup:
-            rows, _ = lookup_candidates(tables, levels, self.key_names)
-            return self.merge(rows)
-        return self.merge(pa.concat_tables(tables))
+        table only what ``LookupMergeFunction`` merges (``merge.lookup``). ``sections``: how
+        Java reads these files (``SortedRuns.sections``), for records that tie."""
+        runs = None
+        if sections is not None:
+            runs = SortedRuns([t.num_rows for t in tables], sections)
+        if not self.lookup:
+            return self.merge(pa.concat_tables(tables), runs=runs)
+        rows, _ = lookup_candidates(tables, levels, self.key_names)
+        tie_rank = None if runs is None else self.lookup_tie_rank(tables, levels, runs)
+        return self.merge(rows, tie_rank=tie_rank)
+
+    def lookup_tie_rank(
+        self, tables: Sequence[pa.Table], levels: Sequence[int], runs: SortedRuns
+    ) -> np.ndarray | None:
+        """For the rows ``lookup_candidates`` keeps of ``tables`` (read from the files of
+        ``runs``): their positions in Java's merge of all the rows (None: no records tie)."""
+        every = pa.concat_tables(tables)
+        positions = self.pop_positions(every, runs)
+        if positions is None:
+            return None
+        row_levels = np.repeat(np.asarray(levels, np.int64), [t.num_rows for t in tables])
+        keep = lookup_keep(every, row_levels, self.key_names)
+        return positions if keep is None else positions[keep]
 
     def required_fields(self, names: Sequence[str]) -> list[str]:
         """The columns a merge producing ``names`` must read besides them: the keys, the

@@ -36,6 +36,7 @@ from paimon_core.operations.merge.base import (
     UPDATE_BEFORE,
     VALUE_KIND,
     Groups,
+    SortedRuns,
     key_groups,
     merge_order,
 )
@@ -51,6 +52,8 @@ def full_compaction_changelog(
     top: np.ndarray,
     merge: KeyValueMerge,
     deduplicate: Sequence[str] | None = None,
+    runs: SortedRuns | None = None,
+    tie_rank: np.ndarray | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """The merged rows (one per key, retractions kept, as ``merge.merge``) and the changelog
     of a full compaction of ``rows``.
@@ -62,11 +65,12 @@ def full_compaction_changelog(
         merge: the table's merge.
         deduplicate: the columns whose equality makes an update no change
             (``changelog-producer.row-deduplicate``); None: every update is emitted.
+        runs, tie_rank: Java's order of records that tie (``merge.merge``'s).
 
     Returns:
         ``(merged, changelog)``: both with ``rows``' schema, in key order.
     """
-    merged = merge.merge(rows)
+    merged = merge.merge(rows, runs=runs, tie_rank=tie_rank)
     if rows.num_rows == 0:
         return merged, rows
     order, keys, work = merge_order(

@@ -31,7 +31,7 @@ from paimon_core.operations.merge.base import (
 )
 from paimon_core.operations.merge.full_changelog import same_values, with_kind
 
-__all__ = ["lookup_candidates", "lookup_changelog", "needs_lookup"]
+__all__ = ["lookup_candidates", "lookup_changelog", "lookup_keep", "needs_lookup"]
 
 _LEVEL = "__paimon_level"
 _ROW = "__paimon_row"
@@ -55,9 +55,20 @@ def lookup_candidates(
     Returns the rows (file order kept) and the level of each."""
     rows = pa.concat_tables(tables) if len(tables) != 1 else tables[0]
     row_levels = np.repeat(np.asarray(levels, dtype=np.int64), [t.num_rows for t in tables])
+    keep = lookup_keep(rows, row_levels, key_names)
+    if keep is None:
+        return rows, row_levels
+    return rows.filter(pa.array(keep)), row_levels[keep]
+
+
+def lookup_keep(
+    rows: pa.Table, row_levels: np.ndarray, key_names: Sequence[str]
+) -> np.ndarray | None:
+    """Which of ``rows`` (of files concatenated, ``row_levels`` per row) ``lookup_candidates``
+    keeps, or None for all."""
     high = row_levels > 0
-    if len({lv for lv in levels if lv > 0}) <= 1:
-        return rows, row_levels  # a key has one row per level: nothing deeper to drop
+    if len({int(lv) for lv in np.unique(row_levels) if lv > 0}) <= 1:
+        return None  # a key has one row per level: nothing deeper to drop
     keys = list(key_names)
     marked = rows.select(keys).append_column(_LEVEL, pa.array(row_levels))
     marked = marked.append_column(_ROW, pa.array(np.arange(rows.num_rows)))
@@ -67,9 +78,7 @@ def lookup_candidates(
     kept = upper.join(lowest, [*keys, _LEVEL], join_type="left semi")
     keep = ~high
     keep[kept.column(_ROW).to_numpy()] = True
-    if keep.all():
-        return rows, row_levels
-    return rows.filter(pa.array(keep)), row_levels[keep]
+    return None if keep.all() else keep
 
 
 def lookup_changelog(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.format.schema import schema_from_arrow, schema_to_json
 from paimon_core.io.fileio import LocalFileIO
 from paimon_core.operations.split_read import ROW_KINDS, IncrementalSplit, SplitRead
 from paimon_core.table import FileStoreTable
@@ -36,6 +37,18 @@ def kvd_table(warehouse: str, **kw: Any) -> FileStoreTable:
     catalog.create_database("db", ignore_if_exists=True)
     kw.setdefault("partition_keys", ["dt"])
     return catalog.create_table("db.t", KVD_SCHEMA, **kw)
+
+
+def foreign_table(warehouse: str, identifier: str, schema: pa.Schema, **kw: Any) -> FileStoreTable:
+    """A table as Java or pypaimon creates it: its ``schema-0`` written as is, with options
+    (row tracking, postpone buckets, ...) this implementation refuses to create."""
+    catalog = FileSystemCatalog(warehouse)
+    database = identifier.split(".")[0]
+    catalog.create_database(database, ignore_if_exists=True)
+    path = catalog.table_path(identifier)
+    table_schema = schema_from_arrow(schema, **kw)
+    catalog.file_io.write_bytes(f"{path}/schema/schema-0", schema_to_json(table_schema).encode())
+    return catalog.get_table(identifier)
 
 
 def kvd_batch(ks: list[int], dt: str = "a") -> pa.Table:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -11,10 +13,13 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import (
     DatabaseNotExist,
     InvalidArgument,
+    InvalidBranchName,
+    InvalidTagName,
     TableAlreadyExist,
     TableNotExist,
 )
-from paimon_core.format.paths import MAX_NAME_BYTES
+from paimon_core.format.names import MAX_NAME_BYTES
+from tests.unit.paimon_core.helpers import file_state
 
 SCHEMA = pa.schema([("k", pa.int64())])
 LONG = "n" * 300
@@ -71,3 +76,50 @@ def test_rename_table_moves_its_directory_and_refuses_taken_names(warehouse: str
     catalog.rename_table("db.a", "other.moved")
     assert catalog.list_tables("db") == ["b"]
     assert catalog.get_table("other.moved").to_arrow().column("k").to_pylist() == [1]
+
+
+def test_names_that_leave_the_warehouse_are_refused_on_every_call(tmp_path: Path) -> None:
+    """`<warehouse>/<db>.db/<table>` is built from the names: one holding `/`, `\\`, or being
+    `.`/`..`, would reach beside the warehouse (dropping a database deleted `outside.db`)."""
+    warehouse = tmp_path / "warehouse"
+    catalog = FileSystemCatalog(str(warehouse))
+    catalog.create_database("x")
+    catalog.create_table("x.t", SCHEMA).write_arrow(pa.table({"k": [1]}, schema=SCHEMA))
+    outside = tmp_path / "outside.db"
+    (outside / "t").mkdir(parents=True)
+    (outside / "t" / "keep").write_text("mine")
+    before = file_state(str(tmp_path))
+    escaping = "x.db/../../outside"
+    calls = [
+        lambda: catalog.drop_database(escaping, cascade=True),
+        lambda: catalog.database_exists(escaping),
+        lambda: catalog.list_tables(escaping),
+        lambda: catalog.create_database("../outside"),
+        lambda: catalog.create_table("x.a/b", SCHEMA),
+        lambda: catalog.create_table("x.a\\b", SCHEMA),
+        lambda: catalog.rename_table("x.t", "x.a/b"),
+        lambda: catalog.get_table("x.t$branch_a/b"),
+        lambda: catalog.table_exists("x.t$branch_a\\b"),
+        lambda: catalog.drop_table("x.a/b"),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgument, match=r"must not contain '[/\\]'") as info:
+            call()
+        assert "\n" not in str(info.value)
+    assert file_state(str(tmp_path)) == before
+
+
+def test_create_table_refuses_options_naming_paths_and_creates_nothing(warehouse: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    for options, error in [
+        ({"branch": "../../../.."}, InvalidBranchName),
+        ({"scan.fallback-branch": "a/b"}, InvalidBranchName),
+        ({"consumer-id": "a/b"}, InvalidArgument),
+        ({"data-file.prefix": "../../x-"}, InvalidArgument),
+        ({"tag.batch.customized-name": "../t"}, InvalidTagName),
+    ]:
+        key, value = next(iter(options.items()))
+        with pytest.raises(error, match=f"^Option '{re.escape(key)}' = '{re.escape(value)}': "):
+            catalog.create_table("db.t", SCHEMA, options=options)
+    assert os.listdir(os.path.join(warehouse, "db.db")) == []

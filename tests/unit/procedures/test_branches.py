@@ -109,3 +109,51 @@ def test_missing_arguments_and_tables(warehouse: str) -> None:
         call(catalog, "create_branch", table="db.nope", branch="b")
     with pytest.raises(ProcedureError, match=r"Branch nope of table db\.t does not exist"):
         call(catalog, "create_branch", table="db.t$branch_nope", branch="b")
+
+
+@pytest.mark.parametrize(
+    ("name", "named", "message"),
+    [
+        # Paimon takes these (validateBranch checks only main/blank/digits): each would be
+        # a directory outside `branch/`, here the table's own `snapshot/` or beside it.
+        ("delete_branch", {"branch": "e/../../snapshot"}, r"'e/\.\./\.\./snapshot' must not"),
+        ("delete_branch", {"branch": "e,.."}, r"Branch name '\.\.' must not be '\.' or"),
+        ("create_branch", {"branch": "../../../x"}, "must not contain '/'"),
+        ("create_branch", {"branch": "a\\b"}, r"must not contain '\\'"),
+        ("create_branch", {"branch": ".."}, r"must not contain '\.\.'"),
+        ("rename_branch", {"from_branch": "e/../..", "to_branch": "x"}, "must not contain '/'"),
+        ("rename_branch", {"from_branch": "e", "to_branch": "../../../../moved"}, "'/'"),
+        ("fast_forward", {"branch": "e/../../branch/branch-e"}, "must not contain '/'"),
+        ("merge_branch", {"source_branch": "e/.."}, "must not contain '/'"),
+        ("merge_branch", {"source_branch": "e", "target_branch": "e/.."}, "must not contain"),
+    ],
+)
+def test_branch_names_that_leave_the_branch_directory_are_refused(
+    warehouse: str, name: str, named: dict[str, str], message: str
+) -> None:
+    """Nothing in or beside the warehouse changes: before the check, `delete_branch` of
+    `e/../../snapshot` deleted the table's snapshots."""
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=1)
+    call(catalog, "create_branch", table="db.t", branch="e")
+    beside = os.path.dirname(warehouse)
+    before = fingerprint(beside)
+    with pytest.raises(ProcedureError, match=f"CALL sys.{name}: .*{message}") as info:
+        call(catalog, name, table="db.t", **named)
+    assert "\n" not in str(info.value)
+    assert fingerprint(beside) == before
+    assert _ids(catalog, "db.t") == [0, 100]
+
+
+@pytest.mark.parametrize("table", ["db.t$branch_e/x", "db.t$branch_a\\b", "x/y.t", "db.x/y"])
+def test_a_table_argument_naming_a_path_is_refused(warehouse: str, table: str) -> None:
+    """(`.` splits the identifier, so `..` cannot reach a name here.)"""
+    catalog = new_catalog(warehouse)
+    new_table(catalog, commits=1)
+    call(catalog, "create_branch", table="db.t", branch="e")
+    beside = os.path.dirname(warehouse)
+    before = fingerprint(beside)
+    with pytest.raises(ProcedureError, match=r"CALL sys\.create_tag: .*must not") as info:
+        call(catalog, "create_tag", table=table, tag="t1")
+    assert "\n" not in str(info.value)
+    assert fingerprint(beside) == before

@@ -39,17 +39,23 @@ def test_reset_consumer_writes_paimon_json_and_deletes(warehouse: str) -> None:
         ({"consumerId": "c", "nextSnapshotId": 9}, "Snapshot 9 does not exist"),
         ({"consumerId": " ", "nextSnapshotId": 1}, "consumer id cannot be empty"),
         ({"consumerId": "a/b", "nextSnapshotId": 1}, "must not contain '/'"),
+        ({"consumerId": "a\\b", "nextSnapshotId": 1}, "must not contain '\\'"),
+        ({"consumerId": "..", "nextSnapshotId": 1}, "must not be '.' or '..'"),
+        ({"consumerId": "."}, "must not be '.' or '..'"),
+        ({"consumerId": "../../snapshot/snapshot-1"}, "must not contain '/'"),
         ({"nextSnapshotId": 1}, "Required parameters [consumerId] is missed"),
     ],
 )
 def test_reset_consumer_refuses_bad_input(warehouse: str, args: dict, needle: str) -> None:
     catalog = new_catalog(warehouse)
     table = new_table(catalog, commits=2)
-    before = fingerprint(table.path)
+    beside = os.path.dirname(warehouse)
+    before = fingerprint(beside)
     with pytest.raises(ProcedureError) as err:
         call(catalog, "reset_consumer", table="db.t", **args)
     assert needle in str(err.value) and "\n" not in str(err.value)
-    assert fingerprint(table.path) == before
+    assert fingerprint(beside) == before
+    assert snapshot_ids(table) == [1, 2]
 
 
 def test_clear_consumers_by_patterns(warehouse: str) -> None:

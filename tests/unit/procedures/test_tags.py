@@ -10,9 +10,9 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidTagName
+from paimon_core.format.names import validate_tag_name
 from paimon_core.lifecycle import tag_management
 from paimon_core.lifecycle.expire import expire_snapshots
-from paimon_core.lifecycle.tag_management import validate_tag_name
 from paimon_core.table import FileStoreTable
 from procedures import ProcedureError
 from procedures.rollback import DRY_RUN_COLUMN
@@ -264,3 +264,34 @@ def test_expire_tags_dry_run_lists_files_and_changes_nothing(
     assert call(catalog, "expire_tags", table="db.t").rows == [("one",), ("two",)]
     assert not any(map(os.path.exists, files))
     assert tag_names(table) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "named", "message"),
+    [
+        ("create_tag", {"tag": "a\\b"}, r"must not contain '\\'"),
+        ("create_tag", {"tag": ".."}, r"must not contain '\.\.'"),
+        ("create_tag", {"tag": "."}, r"must not start with '\.'"),
+        ("replace_tag", {"tag": "../../snapshot/snapshot-1"}, "must not contain"),
+        ("rename_tag", {"tag": "a", "target_tag": "..\\x"}, "must not contain"),
+        ("rename_tag", {"tag": "../tag/tag-a", "target_tag": "x"}, "must not contain"),
+        ("delete_tag", {"tag": "a,../../snapshot/snapshot-1"}, "must not contain"),
+        ("create_branch", {"branch": "b", "tag": "../tag/tag-a"}, "must not contain"),
+        ("rollback", {"version": "../tag/tag-a"}, "must not contain"),
+    ],
+)
+def test_tag_names_that_leave_the_tag_directory_are_refused(
+    warehouse: str, name: str, named: dict[str, str], message: str
+) -> None:
+    """Paimon checks only that tag names are not blank; nothing in or beside the warehouse
+    changes here."""
+    catalog = new_catalog(warehouse)
+    table = new_table(catalog)
+    call(catalog, "create_tag", table="db.t", tag="a", snapshot=1)
+    beside = os.path.dirname(warehouse)
+    before = fingerprint(beside)
+    with pytest.raises(ProcedureError, match=f"CALL sys.{name}: .*{message}") as info:
+        call(catalog, name, table="db.t", **named)
+    assert "\n" not in str(info.value)
+    assert fingerprint(beside) == before
+    assert tag_names(table) == ["a"]

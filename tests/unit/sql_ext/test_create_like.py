@@ -71,3 +71,52 @@ def test_location_is_refused_as_paimon_filesystem_catalog_does(
             session.sql(text)
     assert not target.exists()
     assert sorted(os.listdir(os.path.join(warehouse, "db.db"))) == ["src"]
+
+
+ROUND_TRIPS = [
+    "CREATE TABLE db.rt (id INT NOT NULL COMMENT 'key', tag VARCHAR(8), dt STRING, "
+    "amount DECIMAL(10, 2) DEFAULT 1.5, s STRING DEFAULT 'x\\'y', nested STRUCT<a: INT, b: "
+    "ARRAY<STRING>>, m MAP<STRING, BIGINT>) USING paimon PARTITIONED BY (dt) "
+    "COMMENT 'it\\'s the table' "
+    "TBLPROPERTIES ('primary-key' = 'id,dt', 'bucket' = '2', 'file.format' = 'orc', "
+    "'merge-engine' = 'partial-update')",
+    "CREATE TABLE db.rt (a BIGINT, b TIMESTAMP, c DATE, `odd name` STRING) "
+    "PARTITIONED BY (c, `odd name`)",
+    "CREATE TABLE db.rt (k INT, v BINARY) TBLPROPERTIES ('bucket' = '-1', 'primary-key' = 'k', "
+    "'deletion-vectors.enabled' = 'true', 'snapshot.num-retained.max' = '50')",
+]
+
+
+@pytest.mark.parametrize("create", ROUND_TRIPS)
+def test_show_create_table_round_trips_through_create_table(
+    session: PaimonSession, warehouse: str, create: str
+) -> None:
+    session.sql(create)
+    shown = session.sql("SHOW CREATE TABLE db.rt").collect()[0][0]
+    assert "LOCATION '" in shown  # as Paimon-Spark prints it
+    before = FileSystemCatalog(warehouse).get_table("db.rt").schema
+    session.sql("DROP TABLE db.rt")
+    session.sql(shown)
+    after = FileSystemCatalog(warehouse).get_table("db.rt").schema
+    for was, now in zip(before.fields, after.fields, strict=True):
+        assert now == was
+    assert (after.partition_keys, after.primary_keys) == (
+        before.partition_keys,
+        before.primary_keys,
+    )
+    assert (after.options, after.comment) == (before.options, before.comment)
+    assert "path" not in after.options
+    assert session.sql("SHOW CREATE TABLE db.rt").collect()[0][0] == shown
+
+
+def test_location_of_the_tables_own_place_is_accepted(
+    session: PaimonSession, warehouse: str
+) -> None:
+    own = os.path.join(warehouse, "db.db", "mine")
+    session.sql(f"CREATE TABLE db.mine (a INT) LOCATION 'file:{own}/'")
+    session.sql(f"CREATE TABLE db.other (a INT) TBLPROPERTIES ('path' = '{own[:-4]}other')")
+    with pytest.raises(SqlError, match=r"paimon\.db\.third at LOCATION .*db\.db/mine"):
+        session.sql(f"CREATE TABLE db.third (a INT) LOCATION '{own}'")
+    with pytest.raises(SqlError, match="needs a column list"):
+        session.sql(f"CREATE TABLE db.fourth LOCATION '{own[:-4]}fourth'")
+    assert sorted(os.listdir(os.path.join(warehouse, "db.db"))) == ["mine", "other", "src"]

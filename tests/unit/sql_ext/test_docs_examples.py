@@ -5,12 +5,18 @@ Each example either runs, or fails with one line naming the statement where Paim
 a filesystem catalog fails too (LOCATION, permanent views, the docs' unquoted `SET` keys, which
 Spark's own parser rejects). Placeholders (`<mydb>`, `xxxx`) and examples for other engines,
 metastores or format tables are left out. Lines marked `# setup` are not from the docs.
+README's Python example runs too, and prints what README shows.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 import pyarrow as pa
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from paimon_core.catalog import FileSystemCatalog
@@ -277,3 +283,27 @@ def test_docs_examples_run_verbatim(spark: SparkSession, warehouse: str) -> None
     assert results["SELECT sys.max_pt('t')"] == [("20250101",)]
     assert results["SELECT * FROM t where pt = sys.max_pt('t')"] == [("a", "20250101")]
     assert results["SHOW VIEWS"] == []
+
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def test_readme_python_example_prints_what_readme_shows(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """README's notebook example, run as written (`getOrCreate` gives the shared session),
+    prints the output README shows; `spark.sql` alone does not see the table."""
+    section = README.read_text(encoding="utf-8").split("### From Python or a notebook", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    shown = re.search(r"```text\n(.*?)```", section, re.S)
+    assert code is not None and shown is not None
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    try:
+        exec(compile(code.group(1), "README.md", "exec"), namespace)
+        assert capsys.readouterr().out == shown.group(1)
+        with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+            spark.sql("SELECT * FROM shop.orders").collect()
+    finally:
+        if "paimon" in namespace:
+            namespace["paimon"].stop()

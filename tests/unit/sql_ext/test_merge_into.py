@@ -226,3 +226,43 @@ def test_merge_into_empty_tables_inserts(session: PaimonSession) -> None:
         )
         assert rows(session, f"SELECT a FROM db.{name}") == [(5,), (7,)]
         assert snapshots(session, f"db.{name}") == [(1, "APPEND")]
+
+
+@pytest.mark.parametrize(
+    ("using", "on"),
+    [
+        ("(VALUES (2, 200, 'v2'), (9, 900, 'v9')) AS src(a, b, c)", "t.a = src.a"),
+        ("(VALUES (2, 200, 'v2'), (9, 900, 'v9')) src(a, b, c)", "t.a = src.a"),
+        ("(VALUES (2, 200, 'v2'), (9, 900, 'v9')) src", "t.a = src.col1"),
+        (
+            "(SELECT * FROM VALUES (2, 200, 'v2'), (9, 900, 'v9') AS v(x, y, z)) src(a, b, c)",
+            "t.a = src.a",
+        ),
+    ],
+)
+def test_a_values_source_as_spark_reads_it(pk: PaimonSession, using: str, on: str) -> None:
+    columns = ("a", "b", "c") if "src.a" in on else ("col1", "col2", "col3")
+    a, b, c = (f"src.{name}" for name in columns)
+    pk.sql(
+        f"MERGE INTO db.t USING {using} ON {on} "
+        f"WHEN MATCHED THEN UPDATE SET b = {b}, c = {c} "
+        f"WHEN NOT MATCHED THEN INSERT (a, b, c) VALUES ({a}, {b}, {c})"
+    )
+    assert rows(pk, "SELECT * FROM db.t") == [
+        (1, 1, "a"),
+        (2, 200, "v2"),
+        (3, 3, "c"),
+        (5, 5, "e"),
+        (9, 900, "v9"),
+    ]
+    assert snapshots(pk) == [(1, "APPEND"), (2, "APPEND")]
+
+
+def test_a_values_source_with_too_many_column_names_is_refused(pk: PaimonSession) -> None:
+    with pytest.raises(Exception, match=r"MERGE INTO.*src.*2 columns.*3 names") as raised:
+        pk.sql(
+            "MERGE INTO db.t USING (VALUES (2, 200)) AS src(a, b, c) ON t.a = src.a "
+            "WHEN MATCHED THEN DELETE"
+        )
+    assert "\n" not in str(raised.value)
+    assert snapshots(pk) == [(1, "APPEND")]

@@ -107,3 +107,25 @@ def test_failing_query_changes_nothing(session: PaimonSession, warehouse: str) -
     assert _history(session, "db.t") == before
     assert _rows(session, "SELECT * FROM db.t") == [(1, 10, "pv")]
     assert [n for n in os.listdir(os.path.join(warehouse, "db.db", "t")) if "_write" in n] == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "CREATE OR REPLACE TABLE db.t (user_id BIGINT, item_id BIGINT, behavior STRING) "
+        "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2', 'rowkind.field' = 'behavior')",
+        "REPLACE TABLE db.t TBLPROPERTIES ('row-tracking.enabled' = 'true') AS SELECT 2 AS a",
+        # New partition keys: a drop and create, refused before the drop.
+        "CREATE OR REPLACE TABLE db.t (a BIGINT, dt STRING) PARTITIONED BY (dt) "
+        "TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', "
+        "'data-file.external-paths.strategy' = 'round-robin')",
+    ],
+    ids=["in-place", "as-select", "drop-and-create"],
+)
+def test_a_replacement_with_an_unsupported_feature_changes_nothing(
+    session: PaimonSession, statement: str
+) -> None:
+    with pytest.raises(PaimonError, match=r"Cannot (change the schema of|create) table db\.t: "):
+        session.sql(statement)
+    assert _rows(session, "SELECT * FROM db.t") == [(1, 10, "pv")]
+    assert _history(session, "db.t") == (["APPEND"], [0])

@@ -6,11 +6,17 @@ tests of the installed command (each starts its own JVM).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import logging
 import os
+import pty
+import select
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,18 +25,28 @@ from typing import Any
 import pytest
 
 from paimon_core.lifecycle.tag_management import create_tag
+from sql_ext.metadata.engine import MetadataEngine
+from sql_ext.metadata.result import ToSpark
 from sql_ext.output import OutputFormat
 from sql_ext.session import PaimonSession
 from sql_ext.shell import (
+    CANCELLED,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    PROGRESS_CONF,
+    STARTING,
     TASK_FAILURE_LOGGERS,
     Console,
+    build_parser,
     error_message,
+    forward_jvm_stderr,
     interact,
     is_complete,
     quiet_spark,
+    spark_conf,
+    surely_needs_spark,
 )
 from sql_ext.shell import run as shell_run
 from tests.unit.procedures.helpers import T0, new_catalog, new_table
@@ -124,6 +140,101 @@ def test_unexpected_errors_name_their_type() -> None:
     assert error_message(KeyError()) == "KeyError"
 
 
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("argv", "progress", "expected"),
+    [
+        ([], False, "false"),  # piped stderr: no progress bar in logs
+        ([], True, None),  # a terminal: spark-defaults' `true`
+        (["--conf", f"{PROGRESS_CONF}=true"], False, "true"),
+        (["--conf", f"{PROGRESS_CONF}=false"], True, "false"),
+    ],
+)
+def test_progress_bar_only_on_a_terminal_unless_set(
+    argv: list[str], progress: bool, expected: str | None
+) -> None:
+    args = build_parser().parse_args([*argv, "--master", "local[1]"])
+    conf = spark_conf(args, progress)
+    assert conf.get(PROGRESS_CONF) == expected
+    assert (conf.get("spark.master"), conf.get("spark.app.name")) == ("local[1]", "paimon-sql")
+
+
+@pytest.mark.parametrize(
+    ("statement", "to_spark"),
+    [
+        ("SELECT 1", True),
+        ("-- first\n/* x */ INSERT INTO db.t VALUES (1)", True),
+        ("CREATE TABLE db.t (a INT)", True),
+        ("SET spark.sql.shuffle.partitions = 2", True),
+        ("SELECT * FROM ${t}", True),
+        ("SELECT * FROM db.t$snapshots", False),  # the engine may answer these
+        ("SELECT * FROM sys.tables", False),
+        ("SHOW TAGS db.t", False),
+        ("CALL sys.create_tag('db.t', 'x')", False),
+        ("ALTER TABLE db.t CREATE TAG x", False),
+        ("DESCRIBE db.t", False),
+        ("-- nothing", False),
+    ],
+)
+def test_the_jvm_starts_early_only_for_statements_surely_spark_s(
+    statement: str, to_spark: bool, warehouse: str
+) -> None:
+    assert surely_needs_spark(statement) is to_spark
+    if to_spark:  # the engine agrees: it hands the statement to Spark
+        assert isinstance(MetadataEngine(warehouse, {}).run(statement), ToSpark)
+
+
+def test_status_line_only_on_a_terminal_and_erased() -> None:
+    terminal = Console(io.StringIO(), Terminal(), OutputFormat.TABLE, verbose=False)
+    with terminal.status(STARTING):
+        assert terminal.err.getvalue() == STARTING
+    assert terminal.err.getvalue() == STARTING + "\r\x1b[K"
+    piped = Console(io.StringIO(), io.StringIO(), OutputFormat.JSON, verbose=False)
+    with piped.status(STARTING):
+        pass
+    assert (piped.out.getvalue(), piped.err.getvalue()) == ("", "")
+
+
+class Chunks:
+    """A pipe that hands out the given chunks one read at a time."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+
+    def read1(self, _size: int) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b"WARNING: Using incubator modules: jdk.incubator.vector\n", b"log line\n"],
+        [b"WARN", b"ING: Using incubator", b" modules: jdk.incubator.vector\nlog ", b"line\n"],
+    ],
+)
+def test_jvm_start_notices_are_dropped_and_the_rest_forwarded(chunks: list[bytes]) -> None:
+    written: list[bytes] = []
+    forward_jvm_stderr(Chunks(chunks), written.append)  # type: ignore[arg-type]
+    assert b"".join(written) == b"log line\n"
+
+
+def test_jvm_progress_bar_is_forwarded_before_its_line_ends() -> None:
+    pipe = Chunks([b"\r[Stage 0:>   (0 + 2) / 4]", b"\r[Stage 0:=>  (1 + 2) / 4]", b"\n"])
+    seen: list[tuple[bytes, int]] = []
+    forward_jvm_stderr(pipe, lambda data: seen.append((data, len(pipe.chunks))))  # type: ignore[arg-type]
+    assert seen == [
+        (b"\r[Stage 0:>   (0 + 2) / 4]", 2),
+        (b"\r[Stage 0:=>  (1 + 2) / 4]", 1),
+        (b"\n", 0),
+    ]
+
+
 # --------------------------------------------------------------------------- scripts
 
 
@@ -163,6 +274,49 @@ def test_f_runs_a_file_as_tsv_and_table(session: PaimonSession, tmp_path: Path) 
     assert (code, out, err) == (EXIT_OK, "id\tname\n1\tx\n2\ttab\\there\n", "")
     code, out, _ = run("-e", "SELECT id, name FROM db.t WHERE id = 1", session=session)
     assert (code, out) == (EXIT_OK, "+---+----+\n|id |name|\n+---+----+\n|1  |x   |\n+---+----+\n")
+
+
+def test_f_echo_heads_each_result_and_errors_name_file_and_line(
+    session: PaimonSession, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.sql"
+    script.write_text(
+        "-- setup\n"
+        "CREATE DATABASE db;\n"
+        "CREATE TABLE db.t (id BIGINT);\n"
+        "INSERT INTO db.t VALUES (1);\n"
+        "\n"
+        "/* the rows */ SELECT id\n"
+        "  FROM db.t;\n"
+        "-- a mistake, on line 10:\n"
+        "\n"
+        "SELECT * FROM db.missing;\n"
+        "SELECT 'never' AS n;\n",
+        encoding="utf-8",
+    )
+    code, out, err = run("--echo", "--output", "tsv", "-f", str(script), session=session)
+    assert code == EXIT_FAILED
+    assert out == (
+        "-- CREATE DATABASE db\n"
+        "-- CREATE TABLE db.t (id BIGINT)\n"
+        "-- INSERT INTO db.t VALUES (1)\n"
+        "-- SELECT id ...\n"
+        "id\n1\n"
+        "-- SELECT * FROM db.missing\n"
+    )
+    assert err.count("\n") == 1
+    assert err.startswith(f"Error: {script}:10: ") and "missing" in err
+    again = tmp_path / "again.sql"
+    again.write_text("SELECT id FROM db.t;\nSELECT nope;\n", encoding="utf-8")
+    code, out, err = run("--output", "tsv", "-f", str(again), session=session)
+    assert (code, out) == (EXIT_FAILED, "id\n1\n")  # no echo by default when piped
+    assert err.startswith(f"Error: {again}:2: ")
+    for argv, headed in ((["-f", str(again)], True), (["-e", "SELECT id FROM db.t"], False)):
+        terminal = Terminal()
+        shell_run(argv, session=session, stdout=terminal, stderr=io.StringIO(), environ={})
+        assert terminal.getvalue().startswith("-- SELECT id FROM db.t\n") is headed
+    code, out, err = run("-e", "SELECT * FROM db.missing", session=session)
+    assert err.startswith("Error: ") and not err.startswith("Error: -e")
 
 
 def test_stdin_script_when_not_a_terminal_ends_at_quit(session: PaimonSession) -> None:
@@ -251,6 +405,10 @@ def test_quiet_spark_silences_failed_task_stack_traces(spark: Any) -> None:
         for name in TASK_FAILURE_LOGGERS:
             assert log_manager.getLogger(name).getLevel().toString() == "OFF"
         assert log_manager.getRootLogger().getLevel().toString() == "ERROR"
+        interrupted = logging.LogRecord(
+            "root", logging.ERROR, f"{os.sep}py4j{os.sep}java_gateway.py", 1, "x", None, None
+        )
+        assert not logging.getLogger().filter(interrupted)
     finally:
         for name, previous in before.items():
             configurator.setLevel(name, previous)
@@ -297,6 +455,31 @@ def test_interactive_loop_continues_after_errors(session: PaimonSession) -> None
     notes = err.getvalue().splitlines()
     assert [n for n in notes if n.startswith("Error: ")] == notes[1:2]
     assert notes[0].startswith("Time taken: ")
+
+
+def test_interactive_cancel_is_one_line_and_the_loop_goes_on(session: PaimonSession) -> None:
+    def cancelled(_text: str) -> Any:
+        raise KeyboardInterrupt
+
+    class Cancelling:
+        current_database = "default"
+
+        def sql(self, text: str) -> Any:
+            return cancelled(text) if "slow" in text else session.sql(text)
+
+    inputs = iter(["SELECT 'slow' AS s;", "SELECT 1 AS a;"])
+
+    def read() -> str:
+        return next(inputs)  # StopIteration ends the loop below
+
+    out, err = io.StringIO(), io.StringIO()
+    console = Console(out, err, OutputFormat.TSV, verbose=False)
+    with pytest.raises(StopIteration):
+        interact(Cancelling(), console, read=read)  # type: ignore[arg-type]
+    assert out.getvalue() == "a\n1\n"
+    assert err.getvalue().splitlines()[0] == CANCELLED
+    code, _, err_text = run("-e", "SELECT 'slow' AS s", session=Cancelling())
+    assert (code, err_text) == (EXIT_INTERRUPTED, CANCELLED + "\n")
 
 
 def test_interactive_loop_ends_at_eof(session: PaimonSession) -> None:
@@ -524,3 +707,119 @@ def test_partition_consumer_and_file_procedures_through_paimon_sql(warehouse: st
         "Error: CALL sys.expire_partitions: Both the partition expiration time and partition "
         "field can not be null.\nmodules: []\n"
     )
+
+
+# --------------------------------------------------------------------------- a terminal
+
+
+class PtyShell:
+    """`paimon-sql` in a pseudo-terminal: type lines, wait for output (never for time)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], timeout: float) -> None:
+        self.deadline = time.monotonic() + timeout
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the shell, its terminal the pty
+            try:
+                os.chdir(ROOT)
+                os.execve(sys.executable, [sys.executable, *argv], env)
+            finally:
+                os._exit(127)
+        self.seen = ""
+        self.position = 0
+
+    def expect(self, text: str) -> str:
+        """Wait until `text` appears after what the last `expect` consumed; the output
+        up to and including it."""
+        while text not in self.seen[self.position :]:
+            left = self.deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {text!r}; output so far:\n{self.seen}"
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:  # the child closed the terminal
+                    data = b""
+                assert data, f"the shell ended before {text!r}; output:\n{self.seen}"
+                self.seen += data.decode("utf-8", "replace")
+        end = self.seen.index(text, self.position) + len(text)
+        consumed, self.position = self.seen[self.position : end], end
+        return consumed
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, line.encode() + b"\r")
+
+    def finish(self) -> int:
+        """The rest of the output read and the shell's exit code."""
+        while True:
+            left = self.deadline - time.monotonic()
+            assert left > 0, f"the shell did not end; output:\n{self.seen}"
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            self.seen += data.decode("utf-8", "replace")
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ChildProcessError, ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def test_ctrl_c_cancels_a_running_statement_in_a_terminal(tmp_path: Path) -> None:
+    """Ctrl-C on a running INSERT: one line `Cancelled.`, no traceback, nothing committed,
+    and the prompt takes the next statement."""
+    warehouse = str(tmp_path / "warehouse")
+    table = new_table(new_catalog(warehouse), commits=1)
+    env = {
+        **os.environ,
+        "TERM": "dumb",  # prompt_toolkit's plain prompt: no cursor-position requests
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_CONF_DIR": str(ROOT / "spark-conf"),
+        "HOME": str(tmp_path),  # the history file
+    }
+    argv = ["-m", "sql_ext.shell", "--master", "local[1]", "--warehouse", warehouse]
+    shell = PtyShell(argv, env, timeout=600)
+    try:
+        shell.expect("(default)> ")
+        shell.type("INSERT INTO db.t SELECT id, 'x', '2024-01-03' FROM range(2000000000);")
+        shell.expect(STARTING)
+        shell.expect("[Stage ")  # Spark's progress bar: the job is running
+        os.write(shell.fd, b"\x03")
+        shell.expect(CANCELLED)
+        shell.expect("(default)> ")
+        shell.type("SELECT count(*) AS n FROM db.t;")
+        assert "|2  |" in shell.expect("Time taken: ")
+        shell.expect("(default)> ")
+        shell.type("quit;")
+        assert shell.finish() == EXIT_OK
+    finally:
+        shell.kill()
+    seen = shell.seen
+    assert "Traceback" not in seen and "py4j" not in seen, seen
+    assert "ERROR" not in seen and "WARNING: Using incubator" not in seen, seen
+    assert seen.count(CANCELLED) == 1, seen
+    assert table.snapshot_manager.latest_snapshot_id() == 1
+
+
+def test_driver_phases_show_on_the_status_line_only_when_the_shell_asks() -> None:
+    from sql_ext.progress import phase, show_phases
+
+    terminal = Console(io.StringIO(), Terminal(), OutputFormat.TABLE, verbose=False)
+    with phase("Committing to db.t ..."):
+        pass
+    assert terminal.err.getvalue() == ""
+    show_phases(terminal.status)
+    try:
+        with phase("Committing to db.t ..."):
+            assert terminal.err.getvalue() == "Committing to db.t ..."
+    finally:
+        show_phases(None)
+    assert terminal.err.getvalue() == "Committing to db.t ...\r\x1b[K"

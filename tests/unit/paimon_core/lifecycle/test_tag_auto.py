@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import types
 from dataclasses import replace
@@ -15,6 +16,7 @@ import paimon_core.operations.commit as commit_module
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgument
 from paimon_core.format.options import CoreOptions
+from paimon_core.format.schema import schema_to_json
 from paimon_core.lifecycle import tag_auto
 from paimon_core.lifecycle import tag_management as tm
 from paimon_core.table import FileStoreTable
@@ -288,6 +290,26 @@ def test_batch_customized_name_and_write_only(warehouse: str, commit_at: Any) ->
     commit_at(table, _ms(2024, 1, 5, 10), 2)
     assert _tags(table) == {"nightly": 2}
     assert table.tag_manager.get("nightly").tag_time_retained == timedelta(days=3)
+
+
+def test_a_stored_customized_name_leaving_the_tag_directory_makes_no_tag(
+    warehouse: str, commit_at: Any
+) -> None:
+    """Such a name is refused when set; one stored by hand fails the batch tag (logged, as
+    every post-commit failure) without touching anything: the commit itself stands."""
+    table = _table(warehouse, **{"tag.automatic-creation": "batch"})
+    name = "../../snapshot/snapshot-1"
+    options = {**table.schema.options, "tag.batch.customized-name": name}
+    table.file_io.write_text(
+        table.schema_manager.schema_path(1),
+        schema_to_json(replace(table.schema, schema_id=1, options=options)),
+    )
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    commit_at(table, _ms(2024, 1, 2, 10), 1)
+    commit_at(table, _ms(2024, 1, 2, 11), 2)
+    assert _tags(table) == {}
+    assert table.snapshot_manager.list_snapshot_ids() == [1, 2]
+    assert "tag" not in os.listdir(table.path)
 
 
 def test_no_tags_without_auto_creation(warehouse: str, commit_at: Any) -> None:

@@ -22,6 +22,7 @@ from paimon_core.exceptions import (
     TagAlreadyExists,
     TagNotFound,
 )
+from paimon_core.format.names import validate_tag_name
 from paimon_core.format.snapshot import snapshot_to_json
 from paimon_core.io.fileio import LocalFileIO
 from paimon_core.lifecycle import tag_management as tm
@@ -103,7 +104,7 @@ def test_purely_numeric_names_cannot_be_created_but_stay_usable(warehouse: str, 
 def test_valid_tag_names(warehouse: str, name: str) -> None:
     table = _table(warehouse)
     _write(table, 1)
-    tm.validate_tag_name(name)
+    validate_tag_name(name)
     tm.create_tag(table, name)
     assert list(tm.list_tags(table)) == [name]
     assert keys(table, **{"scan.tag-name": name}) == [1]
@@ -151,7 +152,7 @@ def test_longest_new_names_work_end_to_end(warehouse: str) -> None:
 
 def test_blank_name_message_is_paimons(warehouse: str) -> None:
     with pytest.raises(InvalidTagName, match=r"^Tag name shouldn't be blank\.$"):
-        tm.validate_tag_name(" ")
+        validate_tag_name(" ")
 
 
 # -------------------------------------------------------------------------- create

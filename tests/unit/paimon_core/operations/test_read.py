@@ -434,3 +434,29 @@ def test_key_values_of_a_split_unmerged_then_merged(warehouse: str) -> None:
         {"k": 1, "v": "c", "dt": "z"},
         {"k": 2, "v": "b", "dt": "y"},
     ]
+
+
+def test_thin_mode_files_without_key_columns_read_the_same(warehouse: str) -> None:
+    """``data-file.thin-mode`` (Java 1.x) leaves the ``_KEY_*`` columns out of primary-key
+    files: keys are read from the value columns, as Java's ``trimKeyFields`` reads them, so
+    such files merge as ours do."""
+    import pyarrow.parquet as pq
+
+    table = _table(
+        warehouse, partition_keys=["dt"], primary_keys=["dt", "k"], options={"bucket": "1"}
+    )
+    table.write_arrow(_batch([1, 2, 3]))
+    table.write_arrow(_batch([2, 4], "u"), row_kinds=pa.array([0, 0], pa.int8()))
+    expected = _sorted(table.to_arrow())
+    thinned = 0
+    for directory, _, names in os.walk(table.path):
+        for name in names:
+            if name.endswith(".parquet"):
+                path = os.path.join(directory, name)
+                data = pq.ParquetFile(path).read()
+                keys = [c for c in data.column_names if c.startswith("_KEY_")]
+                pq.write_table(data.drop_columns(keys), path)
+                thinned += len(keys) > 0
+    assert thinned == 2
+    assert _sorted(table.to_arrow()) == expected
+    assert [r["v"] for r in expected] == ["v1", "u2", "v3", "u4"]

@@ -8,7 +8,9 @@ from paimon_core.format.manifest import DataFileMeta
 from paimon_core.format.types import DataType, parse_data_type
 from paimon_core.operations.split_generator import (
     interval_partition,
+    interval_partition_indices,
     key_order,
+    merge_sections,
     split_for_batch,
 )
 
@@ -94,3 +96,18 @@ def test_key_order_is_javas() -> None:
     ]
     ranked = sorted(range(len(keys)), key=lambda i: order(encoded[i]))
     assert [keys[i][1] for i in ranked] == ["é", "b", "a", "z", "a"]
+
+
+def test_equal_files_make_runs_in_javas_priority_queue_order() -> None:
+    """Files of one key range: each starts a run, and the runs come out in the array order of
+    Java's ``PriorityQueue`` (the polled run goes back after the new one), which is the
+    reader order of Java's merge; a read partitions the split generator's order once more."""
+    a, b, c = _file("a", 0, 9), _file("b", 0, 9), _file("c", 0, 9)
+    assert interval_partition_indices([a, b], ORDER) == [[[1], [0]]]
+    assert merge_sections([a, b], ORDER, split=False) == [[[1], [0]]]
+    assert merge_sections([a, b], ORDER, split=True) == [[[0], [1]]]
+    # offer [a]; poll [a], offer [b], [a]: [b, a]; poll [b] (sift down: [a]), offer [c], [b]
+    assert interval_partition_indices([a, b, c], ORDER) == [[[0], [2], [1]]]
+    # A file after a run's end joins the run the queue polls first (the smallest end).
+    x, y, z = _file("x", 0, 5), _file("y", 0, 3), _file("z", 4, 8)
+    assert interval_partition_indices([x, y, z], ORDER) == [[[0], [1, 2]]]

@@ -61,3 +61,10 @@ def test_column_ddl_keeps_char_varchar_and_quotes_names() -> None:
     field = DataField(0, "my col", parse_data_type("STRING"), "it's")
     assert column_ddl(field) == "`my col` STRING COMMENT 'it\\'s'"
     assert quote_if_needed("123") == "`123`" and quote_if_needed("a_1") == "a_1"
+
+
+def test_column_ddl_has_the_default_as_struct_field_to_ddl() -> None:
+    """Spark's `StructField.toDDL`: NOT NULL, then DEFAULT (`CURRENT_DEFAULT`), then COMMENT."""
+    field = DataField(0, "s", parse_data_type("STRING NOT NULL"), "doc", "'x\\'y'")
+    assert column_ddl(field) == "s STRING NOT NULL DEFAULT 'x\\'y' COMMENT 'doc'"
+    assert column_ddl(DataField(1, "n", parse_data_type("INT"), None, "5")) == "n INT DEFAULT 5"
