@@ -1,8 +1,10 @@
 """Structured Streaming with Paimon tables (docs/streaming.md).
 
 A rate source is upserted into the primary-key table ``default.events`` (one snapshot per
-micro-batch, exactly once), and a second query streams that table's changelog, with row
-kinds, to the console, recording its progress in consumer ``console``.
+micro-batch, exactly once), and a second query streams that table's changelog (``lookup``:
+``+I`` for a new key, ``-U``/``+U`` for an update) to the console, recording its progress in
+consumer ``console``. After ``--seconds`` the writer stops, the reader reads what is left
+and stops.
 
     spark-submit examples/streaming.py --warehouse /tmp/wh --checkpoints /tmp/ck --seconds 60
 """
@@ -18,7 +20,8 @@ from sql_ext.session import PaimonSession
 
 
 def main() -> None:
-    """Run both queries for ``--seconds`` (0: until stopped), then stop them."""
+    """Run both queries for ``--seconds`` (0: until one fails or is stopped), then stop the
+    writer, let the reader catch up, and stop it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warehouse", default="./warehouse")
     parser.add_argument("--checkpoints", default="./checkpoints")
@@ -29,7 +32,7 @@ def main() -> None:
     paimon = PaimonSession(spark, warehouse=args.warehouse)
     paimon.sql(
         "CREATE TABLE IF NOT EXISTS events (k BIGINT, v BIGINT, ts TIMESTAMP) TBLPROPERTIES "
-        "('primary-key' = 'k', 'bucket' = '2', 'changelog-producer' = 'input')"
+        "('primary-key' = 'k', 'bucket' = '2', 'changelog-producer' = 'lookup')"
     )
 
     rate = spark.readStream.format("rate").option("rowsPerSecond", 10).load()
@@ -54,6 +57,8 @@ def main() -> None:
     )
     try:
         spark.streams.awaitAnyTermination(args.seconds or None)
+        writer.stop()
+        reader.processAllAvailable()
     finally:
         writer.stop()
         reader.stop()
