@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgument, SnapshotExpired, UnsupportedFeature
 from paimon_core.format.consumer import ConsumerManager
+from paimon_core.format.names import validate_consumer_id
 from paimon_core.format.snapshot import ChangelogManager
 from paimon_core.operations.incremental import INCREMENTAL_KEYS, changed_files, changes_list
 from paimon_core.operations.time_travel import (
@@ -168,7 +169,7 @@ def consumer_id(table: FileStoreTable) -> str | None:
             f"{', '.join(_CONSUMER_MODES)}"
         )
     value = options.get_str(CONSUMER_ID)
-    return None if value is None else ConsumerManager.check_id(value)
+    return None if value is None else validate_consumer_id(value)
 
 
 def starting_context(table: FileStoreTable) -> StartingContext:
