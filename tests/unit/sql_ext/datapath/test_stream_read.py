@@ -124,6 +124,11 @@ def test_changelog_with_row_kinds(session: PaimonSession, tmp_path: Path) -> Non
     # A full snapshot keeps a deleted key's last row (Paimon's AuditLogTable: forceKeepDelete)
     audit = drain(session, tmp_path / "ck2", target="default.t$audit_log")
     assert rows_of(audit) == [("+I", 1, "a2"), ("-D", 2, "b")]
+    # Batch reads of format("paimon") take both forms too (Paimon-Spark's SparkSource).
+    batch = session.spark.read.format("paimon").option("read.changelog", "true")
+    assert sorted(tuple(r) for r in batch.load("default.t").collect()) == rows_of(audit)
+    read = session.spark.read.format("paimon").load("default.t$audit_log")
+    assert read.columns == ["rowkind", "k", "v"]
 
 
 @pytest.mark.parametrize(
