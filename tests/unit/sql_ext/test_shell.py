@@ -1,7 +1,8 @@
 """The paimon-sql command: arguments, scripts, output formats, errors and the interactive loop.
 
 Everything runs `shell.run()` in-process on the shared SparkSession, except two subprocess
-tests of the installed command (each starts its own JVM).
+tests of the installed command and one of the interactive shell in a pseudo-terminal (Ctrl-C
+on a running statement), each starting its own JVM; those wait for output, never for time.
 """
 
 from __future__ import annotations
