@@ -603,6 +603,7 @@ def test_module_reports_a_failing_statement(launched: dict[str, Launched]) -> No
     assert (code, out) == (EXIT_FAILED, "")
     errors = [line for line in err.splitlines() if "Error" in line or "Traceback" in line]
     assert len(errors) == 1 and errors[0].startswith("Error: ") and "no_such_tag" in errors[0]
+    assert "WARNING: Using incubator modules" not in err  # the JVM's start-up notice
     assert not Path(launched["failing"].warehouse, "db.db", "t", "tag", "tag-never").exists()
 
 
