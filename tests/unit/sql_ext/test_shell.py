@@ -1,7 +1,8 @@
 """The paimon-sql command: arguments, scripts, output formats, errors and the interactive loop.
 
 Everything runs `shell.run()` in-process on the shared SparkSession, except two subprocess
-tests of the installed command (each starts its own JVM).
+tests of the installed command and one of the interactive shell in a pseudo-terminal (Ctrl-C
+on a running statement), each starting its own JVM; those wait for output, never for time.
 """
 
 from __future__ import annotations
@@ -602,6 +603,7 @@ def test_module_reports_a_failing_statement(launched: dict[str, Launched]) -> No
     assert (code, out) == (EXIT_FAILED, "")
     errors = [line for line in err.splitlines() if "Error" in line or "Traceback" in line]
     assert len(errors) == 1 and errors[0].startswith("Error: ") and "no_such_tag" in errors[0]
+    assert "WARNING: Using incubator modules" not in err  # the JVM's start-up notice
     assert not Path(launched["failing"].warehouse, "db.db", "t", "tag", "tag-never").exists()
 
 
