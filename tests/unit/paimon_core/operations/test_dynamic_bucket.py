@@ -296,10 +296,17 @@ def test_a_hash_held_twice_by_one_file_stops_the_write(warehouse: str) -> None:
     _refused(table, _batch([1]), f"{entry.file_name} of bucket 2 .*holds 1 hash more than once")
 
 
-def test_a_bucket_with_data_and_no_index_file_stops_the_write(warehouse: str) -> None:
+def test_a_bucket_with_data_and_no_index_file_is_read_as_empty(warehouse: str) -> None:
+    """As Java's assigner: the write goes on (check_table deep reports the bucket)."""
+    from paimon_core.lifecycle.check import check_table
+
     table = _three_buckets(warehouse)
     _edit_index_manifest(table, lambda es: [e for e in es if e.bucket != 1])
-    _refused(table, _batch([1]), "Bucket 1 \\(partition dt=d1\\) has data file .*/bucket-1/data-")
+    table.write_arrow(_batch([100000]))
+    assert (100000, "v100000") in _rows(table)
+    assert any(
+        p.kind == "mismatch" and "/bucket-1" in p.path for p in check_table(table, deep=True)
+    )
 
 
 def test_only_the_partitions_written_are_checked(warehouse: str) -> None:
