@@ -41,7 +41,7 @@ def submitted_session(args: argparse.Namespace) -> PaimonSession:
     conf = spark_conf(args, progress=sys.stderr.isatty())
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     quiet_spark(spark)
-    return PaimonSession(spark, warehouse=args.warehouse)
+    return PaimonSession(spark, warehouse=args.warehouse, sql_only=True)
 
 
 def main() -> int:
