@@ -489,7 +489,7 @@ def local_session(args: argparse.Namespace, early: EarlyJvm | None = None) -> Pa
         conf, gateway = launched.result()
         SparkContext(conf=conf, gateway=gateway)
         spark = SparkSession.builder.getOrCreate()
-        session = PaimonSession(spark, warehouse=args.warehouse, owns_spark=True)
+        session = PaimonSession(spark, warehouse=args.warehouse, owns_spark=True, sql_only=True)
         quiet_spark(session.spark)
     if console is not None and terminal:
         from sql_ext.progress import show_phases

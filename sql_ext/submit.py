@@ -29,21 +29,19 @@ def _make_importable() -> None:
 
 
 def submitted_session(args: argparse.Namespace) -> PaimonSession:
-    """A PaimonSession over `SparkSession.builder.getOrCreate()`."""
+    """A PaimonSession over `SparkSession.builder.getOrCreate()` with the command line's
+    settings (`sql_ext.shell.spark_conf`)."""
     from pyspark.sql import SparkSession
 
     from sql_ext.session import PaimonSession
-    from sql_ext.shell import quiet_spark
+    from sql_ext.shell import quiet_spark, spark_conf
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("paimon-sql")
-    if args.master:
-        builder = builder.master(args.master)
-    for key, value in args.conf:
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    # `--master`, `--conf`, and Spark's progress bar only when stderr is a terminal.
+    conf = spark_conf(args, progress=sys.stderr.isatty())
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
     quiet_spark(spark)
-    return PaimonSession(spark, warehouse=args.warehouse)
+    return PaimonSession(spark, warehouse=args.warehouse, sql_only=True)
 
 
 def main() -> int:

@@ -316,8 +316,9 @@ def pack_splits(
 
 
 def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
-    from sql_ext.datapath.source import FORMAT
+    from sql_ext.datapath.source import FORMAT, ensure_registered
 
+    ensure_registered(spark)
     return (
         spark.read.format(FORMAT)
         .schema(plan.spark_schema)

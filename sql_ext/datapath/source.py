@@ -86,7 +86,13 @@ _REGISTERED: dict[str, dict[str, str]] = {}
 ``DataFrameWriter.save`` on the driver; the source itself carries them in its class."""
 
 
-def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> None:
+_PENDING: dict[str, tuple[SparkSession, dict[str, str]]] = {}
+"""Registrations put off (`register(..., lazy=True)`) until `ensure_registered`, by session."""
+
+
+def register(
+    spark: SparkSession, defaults: Mapping[str, str] | None = None, *, lazy: bool = False
+) -> None:
     """Make ``format("paimon")`` available in ``spark``, with ``defaults`` for options not
     given (the latest registration in ``spark`` wins); registering the same defaults again
     does nothing. The subclass is pickled by value, defaults and all. Also routes
@@ -95,9 +101,17 @@ def register(spark: SparkSession, defaults: Mapping[str, str] | None = None) -> 
     Each SparkSession of a SparkContext has its own registry, but Spark refuses to register
     a name that the *active* session already knows (``DATA_SOURCE_ALREADY_EXISTS``), so
     ``spark`` is made the active session while it registers (then the previous one is
-    restored): a ``spark.newSession()`` gets its own ``paimon`` source."""
+    restored): a ``spark.newSession()`` gets its own ``paimon`` source.
+
+    ``lazy`` puts the registration off until ``ensure_registered`` (two JVM calls that cost a
+    shell's start-up up to a second while most first statements never use the source)."""
     wanted = dict(defaults or {})
     key = session_key(spark)
+    if lazy and _REGISTERED.get(key) != wanted:
+        _PENDING[key] = (spark, wanted)
+        _route_saves()
+        return
+    _PENDING.pop(key, None)
     if _REGISTERED.get(key) != wanted:
         source = PaimonDataSource
         if wanted:
@@ -113,6 +127,16 @@ def registered_options(spark: SparkSession) -> dict[str, str]:
     """The defaults (warehouse, catalog options) registered in ``spark`` by its latest
     ``PaimonSession``; empty when none registered any."""
     return dict(_REGISTERED.get(session_key(spark), {}))
+
+
+def ensure_registered(spark: SparkSession) -> None:
+    """Carry out a registration of ``spark`` put off by ``register(..., lazy=True)``; free
+    when none is pending."""
+    if not _PENDING:
+        return
+    pending = _PENDING.get(session_key(spark))
+    if pending is not None:
+        register(pending[0], pending[1])
 
 
 def session_key(spark: SparkSession) -> str:
@@ -167,7 +191,9 @@ def _route_saves() -> None:
 
         spark = self._spark
         given = scala_string_map(spark, jwrite.extraOptions().originalMap())
-        merged = {**_REGISTERED.get(session_key(spark), {}), **given}
+        key = session_key(spark)
+        registered = _PENDING[key][1] if key in _PENDING else _REGISTERED.get(key, {})
+        merged = {**registered, **given}
         if path is not None:
             merged["path"] = path
         save_dataframe(self._df, str(jwrite.curmode().toString()), merged)

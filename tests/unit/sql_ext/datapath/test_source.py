@@ -76,3 +76,29 @@ def test_option_warehouse_names_another_warehouse(
     reader = spark.read.format("paimon").option("warehouse", two.warehouse)
     assert [tuple(r) for r in reader.load("default.t").collect()] == [(7,)]
     assert not (Path(one.warehouse) / "default.db" / "t").exists()
+
+
+def test_a_sql_only_session_registers_the_source_when_a_statement_needs_it(
+    new_spark_session: Callable[[], SparkSession], tmp_path: Path
+) -> None:
+    """The shell's session puts the registration off: most first statements (a query without
+    Paimon tables, CREATE, INSERT, append tables read by Spark's Parquet reader) never use
+    the source, and registering costs the shell's start-up."""
+    from sql_ext.datapath import source
+
+    spark = new_spark_session()
+    warehouse = str(tmp_path / "wh")
+    session = PaimonSession(spark, warehouse=warehouse, sql_only=True)
+    key = source.session_key(spark)
+    session.sql("SELECT 1").collect()
+    session.sql("CREATE TABLE t (a INT) TBLPROPERTIES ('primary-key' = 'a', 'bucket' = '1')")
+    session.sql("INSERT INTO t VALUES (1), (2)")
+    assert key not in source._REGISTERED
+    assert _table_rows(session) == [(1,), (2,)]  # merged by the source's reader
+    assert source._REGISTERED[key]["warehouse"] == warehouse
+
+    later = new_spark_session()  # a statement that names the source registers it too
+    other = PaimonSession(later, warehouse=warehouse, sql_only=True)
+    other.sql("CREATE TEMPORARY VIEW v USING paimon OPTIONS (path 'default.t')")
+    assert sorted(tuple(r) for r in other.sql("SELECT a FROM v").collect()) == [(1,), (2,)]
+    assert source._REGISTERED[source.session_key(later)]["warehouse"] == warehouse
