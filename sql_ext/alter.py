@@ -1,6 +1,6 @@
 """ALTER TABLE and ALTER DATABASE on Paimon tables: Spark's grammar, Paimon-Spark's semantics.
 
-The statement is read by ``sql_ext.alter_syntax`` (once, on sqlglot's tokens). The table
+The statement is read by ``sql_ext.syntax.alter`` (once, on sqlglot's tokens). The table
 name is read first: a name that is no Paimon table goes to Spark untouched. The actions
 become Paimon schema changes as Paimon-Spark's ``SparkCatalog.toSchemaChange`` maps Spark's
 ``TableChange``s (latest Paimon): property ``comment`` is the table comment,
@@ -26,10 +26,10 @@ from pyspark.sql import types as st
 from paimon_core.exceptions import DatabaseNotExist, PaimonError
 from paimon_core.format import schema as sc
 from paimon_core.format.types import DataField, DataType
-from sql_ext.alter_syntax import AlterHead, AlterTable, ColumnChange, parse_actions
 from sql_ext.errors import SqlError, first_line
 from sql_ext.metadata.config import CATALOG_NAME
 from sql_ext.spark_types import from_spark_type
+from sql_ext.syntax.alter import AlterHead, AlterTable, ColumnChange, parse_actions
 from sql_ext.tables import static_partition
 
 if TYPE_CHECKING:

@@ -59,7 +59,6 @@ from sqlglot import exp
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.format.binary_row import deserialize_row
 from paimon_core.operations.split_read import NO_FILE_ITERATOR
-from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.rowlevel import (
     DELETE,
@@ -73,6 +72,7 @@ from sql_ext.rowlevel import (
     spark_expr,
 )
 from sql_ext.spark_types import to_spark_type
+from sql_ext.syntax.dialect import PaimonSpark
 from sql_ext.tables import static_partition
 from sql_ext.views import local_dataframe
 

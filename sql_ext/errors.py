@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from sqlglot.errors import ParseError
+
 from paimon_core.exceptions import PaimonError
 from sql_ext.splice import Spliced, position
 
@@ -24,6 +26,20 @@ class SqlError(PaimonError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+class SqlParseError(ParseError):
+    """A statement that cannot be parsed; the message is always a single line."""
+
+    def __init__(self, description: str, line: int | None = None, col: int | None = None):
+        description = " ".join(description.split())
+        where = f" (line {line}, col {col})" if line is not None and col is not None else ""
+        super().__init__(
+            description + where, errors=[{"description": description, "line": line, "col": col}]
+        )
+        self.description = description
+        self.line = line
+        self.col = col
 
 
 def first_line(error: BaseException) -> str:

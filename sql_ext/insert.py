@@ -34,11 +34,12 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from sql_ext.dialect import SPAN, PaimonSpark
 from sql_ext.errors import SqlError
-from sql_ext.parse import Fragment
 from sql_ext.spark_types import to_spark_type
 from sql_ext.splice import Edit
+from sql_ext.syntax.dialect import SPAN
+from sql_ext.syntax.parse import Fragment
+from sql_ext.syntax.tokens import tokenize
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -125,7 +126,7 @@ def with_default_keywords(text: str, tree: exp.Insert, fragment: Fragment) -> Fr
     start, end = source.meta[SPAN]
     tokens = [
         t
-        for t in PaimonSpark().tokenize(text)
+        for t in tokenize(text)
         if t.token_type == TokenType.DEFAULT and start <= t.start and t.end < end
     ]
     if len(tokens) != wanted:

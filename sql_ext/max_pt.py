@@ -25,9 +25,10 @@ from sqlglot.tokens import TokenType
 
 from paimon_core.operations.fallback import branch_entries, fallback_read
 from procedures.base import resolve_time_zone
-from sql_ext.dialect import PaimonSpark, quote_identifier
 from sql_ext.errors import SqlError
 from sql_ext.splice import Edit, splice
+from sql_ext.syntax.dialect import quote_identifier
+from sql_ext.syntax.tokens import tokenize
 from sql_ext.system_tables import cast_to_string
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def has_max_pt(tree: exp.Expr) -> bool:
 
 
 def _calls(text: str, tree: exp.Expr, catalog_name: str) -> list[_Call]:
-    tokens = PaimonSpark.Tokenizer(dialect=PaimonSpark()).tokenize(text)
+    tokens = tokenize(text)
     by_start = {t.start: i for i, t in enumerate(tokens)}
     calls = []
     for dot in tree.find_all(exp.Dot):

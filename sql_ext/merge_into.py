@@ -85,7 +85,6 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
-from sql_ext.dialect import PaimonSpark
 from sql_ext.errors import SqlError
 from sql_ext.merge_schema import Evolution, MergeSchema, conform, plan_evolution
 from sql_ext.rowlevel import (
@@ -110,6 +109,8 @@ from sql_ext.rowlevel import (
     spark_expr,
 )
 from sql_ext.spark_types import to_spark_type
+from sql_ext.syntax.dialect import PaimonSpark
+from sql_ext.syntax.tokens import tokenize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -178,7 +179,7 @@ def source_alias(using: exp.Expr) -> str:
 def using_span(text: str) -> tuple[int, int] | None:
     """Offsets (end exclusive) of the query in ``USING ( <query> )`` of a MERGE statement's
     text, found on its tokens: so that Spark runs the subquery as the user wrote it."""
-    tokens = PaimonSpark().tokenize(text)
+    tokens = tokenize(text)
     depth = 0
     for i, token in enumerate(tokens):
         if token.token_type == TokenType.L_PAREN:

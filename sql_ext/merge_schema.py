@@ -34,9 +34,9 @@ from pyspark.sql import types as st
 
 from paimon_core.format import schema as sc
 from paimon_core.format.type_casts import supports_cast
-from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError
 from sql_ext.spark_types import from_spark_schema, to_spark_type
+from sql_ext.syntax.dialect import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from sqlglot import exp
 
 from sql_ext.datapath.changes import METADATA_COLUMNS
-from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError
 from sql_ext.splice import Edit
+from sql_ext.syntax.dialect import quote_identifier
 
 __all__ = ["requested_metadata", "star_edits"]
 

@@ -19,9 +19,9 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from paimon_core.format.commit_message import CommitMessage
-from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.metadata.config import CATALOG_NAME
+from sql_ext.syntax.dialect import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -5,7 +5,7 @@ statement; without either, statements piped on stdin run the same way, and a ter
 interactive prompt (history in ~/.paimon_sql_history; Enter runs the input once it ends with a
 `;` outside quotes and comments; Ctrl-D, `quit;` or `exit;` leave). `quit;` also ends a script.
 Comments may stand anywhere (statements are routed on their text without them,
-`sql_ext.parse.code_of`). `sql_ext/submit.py` (the spark-submit entry) runs through `run()`
+`sql_ext.syntax.parse.code_of`). `sql_ext/submit.py` (the spark-submit entry) runs through `run()`
 too, with the SparkSession spark-submit provides, so both behave alike.
 
 Exit codes: 0 success, 1 a statement failed (one line `Error: <message>` on stderr, with `-f`
@@ -43,7 +43,7 @@ from paimon_core.exceptions import PaimonError
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS
 from sql_ext.metadata.result import ToSpark
 from sql_ext.output import OutputFormat, write_result
-from sql_ext.parse import code_of, located_statements, split_statements
+from sql_ext.syntax.parse import code_of, located_statements, split_statements
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -23,8 +23,9 @@ from paimon_core.operations.incremental import (
     INCREMENTAL_BETWEEN_TIMESTAMP,
     INCREMENTAL_TO_AUTO_TAG,
 )
-from sql_ext.dialect import PaimonSpark
-from sql_ext.errors import SqlError
+from sql_ext.errors import SqlError, SqlParseError
+from sql_ext.syntax.dialect import PaimonSpark
+from sql_ext.syntax.tokens import tokenize
 
 __all__ = ["EXCEPT_FALLBACK", "TABLE_FUNCTIONS", "TableFunctionCall", "table_function_calls"]
 
@@ -125,8 +126,8 @@ def _identifier(function: str, text: str) -> tuple[str, ...]:
 def _call_end(text: str, start: int, function: str) -> int:
     """The offset just past the `)` closing the call whose name starts at `start`."""
     try:
-        tokens = PaimonSpark.Tokenizer(dialect=_DIALECT).tokenize(text[start:])
-    except TokenError:
+        tokens = tokenize(text[start:])
+    except SqlParseError:
         tokens = []
     depth = 0
     for token in tokens:

@@ -21,9 +21,9 @@ from sqlglot import exp
 from paimon_core.format.default_value import validate_defaults
 from paimon_core.format.schema import TableSchema, new_table_schema
 from paimon_core.format.types import DataField
-from sql_ext.dialect import REPLACE_ONLY
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
+from sql_ext.syntax.dialect import REPLACE_ONLY
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -30,7 +30,6 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from sql_ext.datapath.write import write_dataframe
-from sql_ext.dialect import PaimonSpark, quote_identifier
 from sql_ext.errors import SqlError
 from sql_ext.rowlevel import (
     UPDATE_AFTER,
@@ -50,6 +49,7 @@ from sql_ext.rowlevel import (
     spark_expr,
 )
 from sql_ext.spark_types import to_spark_type
+from sql_ext.syntax.dialect import PaimonSpark, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -40,10 +40,10 @@ from paimon_core.operations.read import data_file_path
 from paimon_core.operations.scan import Split
 from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
-from sql_ext.dialect import quote_identifier
 from sql_ext.jvm import session_confs, string_seq
 from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_schema
+from sql_ext.syntax.dialect import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -45,10 +45,10 @@ from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
 from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, published_before
-from sql_ext.dialect import quote_identifier
 from sql_ext.errors import SqlError, first_line
 from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_type
+from sql_ext.syntax.dialect import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -19,164 +19,21 @@ the Spark session and the in-process engine (no pyspark here).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
-from sqlglot.tokens import Token, TokenType
-
 from procedures.base import Column, ProcedureResult
 from sql_ext.errors import SqlError
 from sql_ext.metadata.config import CATALOG_NAME
-from sql_ext.metadata.show import dotted_name, tokenize
+from sql_ext.syntax.databases import DatabaseStatement
 
 __all__ = [
     "DESCRIBE_DATABASE",
     "LOCATION_REFUSED",
-    "DatabaseStatement",
     "check_create",
     "describe_database",
     "paimon_database",
-    "parse_database_statement",
 ]
 
-_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
-_HEAD = re.compile(
-    r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*"  # leading blanks and comments
-    r"(?:CREATE|DROP|DESC|DESCRIBE)(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)+"
-    r"(?:DATABASE|SCHEMA|NAMESPACE)\b",
-    re.I | re.S,
-)
 DESCRIBE_DATABASE = (Column("info_name", "STRING", False), Column("info_value", "STRING"))
 LOCATION_REFUSED = "Cannot specify location for a database when using fileSystem catalog."
-
-
-@dataclass(frozen=True, slots=True)
-class DatabaseStatement:
-    """One of the three statements; `name` as written (`db` or `catalog.db`)."""
-
-    action: str  # "create", "drop" or "describe"
-    name: tuple[str, ...]
-    text: str
-    if_exists: bool = False  # IF EXISTS (drop) / IF NOT EXISTS (create)
-    cascade: bool = False
-    extended: bool = False
-    comment: str | None = None
-    location: str | None = None
-    properties: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def shown(self) -> str:
-        return f"{self.action.upper()} DATABASE {'.'.join(self.name)}"
-
-
-def _fail(text: str, tokens: list[Token], position: int) -> SqlError:
-    near = tokens[position].text if position < len(tokens) else "the end"
-    return SqlError(f"Cannot read {text.split(None, 2)[0].upper()} DATABASE at '{near}': {text}")
-
-
-def _value(token: Token) -> str | None:
-    if token.token_type in (TokenType.STRING, TokenType.NUMBER, TokenType.VAR):
-        return token.text
-    if token.token_type in (TokenType.TRUE, TokenType.FALSE):
-        return token.text.lower()
-    return None
-
-
-def _properties(tokens: list[Token], position: int, text: str) -> tuple[dict[str, str], int]:
-    """`(k = v, ...)` from `position` (the parenthesis), and the position after it."""
-    if position >= len(tokens) or tokens[position].token_type != TokenType.L_PAREN:
-        raise _fail(text, tokens, position)
-    position += 1
-    properties: dict[str, str] = {}
-    while position < len(tokens):
-        if tokens[position].token_type == TokenType.STRING:
-            key, position = tokens[position].text, position + 1
-        else:
-            parts, position = dotted_name(tokens, position)
-            key = ".".join(parts)
-        if not key or position + 1 >= len(tokens) or tokens[position].token_type != TokenType.EQ:
-            raise _fail(text, tokens, position)
-        value = _value(tokens[position + 1])
-        if value is None:
-            raise _fail(text, tokens, position + 1)
-        properties[key] = value
-        position += 2
-        if position < len(tokens) and tokens[position].token_type == TokenType.COMMA:
-            position += 1
-            continue
-        if position < len(tokens) and tokens[position].token_type == TokenType.R_PAREN:
-            return properties, position + 1
-        break
-    raise _fail(text, tokens, position)
-
-
-def parse_database_statement(text: str) -> DatabaseStatement | None:
-    """The statement when `text` is CREATE / DROP / DESCRIBE DATABASE; None otherwise.
-
-    Raises:
-        SqlError: it is one of them but does not read (one line, naming the statement).
-    """
-    if not _HEAD.match(text):
-        return None
-    tokens = tokenize(text)
-    words = [t.text.upper() for t in tokens]
-    if len(words) < 3 or words[1] not in _KINDS:
-        return None
-    if words[0] not in ("CREATE", "DROP", "DESC", "DESCRIBE"):
-        return None
-    action = {"DESC": "describe", "DESCRIBE": "describe"}.get(words[0], words[0].lower())
-    position = 2
-    if_exists = extended = False
-    expected = {"create": ["IF", "NOT", "EXISTS"], "drop": ["IF", "EXISTS"]}.get(action, [])
-    if expected and words[position : position + len(expected)] == expected:
-        if_exists, position = True, position + len(expected)
-    if action == "describe" and words[position] == "EXTENDED":
-        extended, position = True, position + 1
-    name, position = dotted_name(tokens, position)
-    if not name:
-        raise _fail(text, tokens, position)
-    statement = DatabaseStatement(action, name, text, if_exists, extended=extended)
-    if action == "describe":
-        if position != len(tokens):
-            raise _fail(text, tokens, position)
-        return statement
-    if action == "drop":
-        cascade = position < len(tokens) and words[position] == "CASCADE"
-        if position < len(tokens) and words[position] in ("CASCADE", "RESTRICT"):
-            position += 1
-        if position != len(tokens):
-            raise _fail(text, tokens, position)
-        return DatabaseStatement(action, name, text, if_exists, cascade=cascade)
-    comment = location = None
-    properties: dict[str, str] = {}
-    while position < len(tokens):
-        word = words[position]
-        following = tokens[position + 1] if position + 1 < len(tokens) else None
-        if word in ("COMMENT", "LOCATION") and following is not None:
-            if following.token_type != TokenType.STRING:
-                raise _fail(text, tokens, position + 1)
-            if word == "COMMENT":
-                comment = following.text
-            else:
-                location = following.text
-            position += 2
-        elif word == "WITH" and words[position + 1 : position + 2] in (
-            ["DBPROPERTIES"],
-            ["PROPERTIES"],
-        ):
-            found, position = _properties(tokens, position + 2, text)
-            properties.update(found)
-        else:
-            raise _fail(text, tokens, position)
-    return DatabaseStatement(
-        action,
-        name,
-        text,
-        if_exists,
-        comment=comment,
-        location=location,
-        properties=properties,
-    )
 
 
 def check_create(statement: DatabaseStatement) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from procedures.base import ProcedureResult
-    from sql_ext.parse import Statement
+    from sql_ext.syntax.parse import Statement
 
 __all__ = ["NO_RESULT", "Rows", "ToSpark"]
 

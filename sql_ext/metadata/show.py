@@ -9,26 +9,24 @@ Shared by the Spark session and the in-process engine, so both answer alike; Spa
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from sqlglot.errors import TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokens import Token
 
 from procedures.base import Column, ProcedureResult
-from sql_ext.dialect import PaimonSpark
+from sql_ext.errors import SqlParseError
 from sql_ext.global_system_tables import global_table_names, is_system_database
 from sql_ext.metadata.config import CATALOG_NAME
+from sql_ext.metadata.show_table import parse_table_show, run_table_show
+from sql_ext.syntax.tokens import dotted_name, like_pattern, matches_pattern, tokenize
 
 if TYPE_CHECKING:
     from paimon_core.catalog import FileSystemCatalog
     from paimon_core.table import FileStoreTable
 
-__all__ = ["like_pattern", "matches_pattern", "show_catalog", "tokenize"]
+__all__ = ["show_catalog", "show_tokens"]
 
-_NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
-_WORD = re.compile(r"[A-Za-z_]\w*")
 CURRENT_NAMESPACE = (Column("catalog", "STRING", False), Column("namespace", "STRING", False))
 DATABASES = (Column("namespace", "STRING", False),)
 VIEWS = (
@@ -45,54 +43,12 @@ TABLES = (
 )
 
 
-def _is_name(token: Token) -> bool:
-    """A name, or a word Spark reads as one there (`default`, `sys`, other keywords)."""
-    if token.token_type in _NAME_TOKENS:
-        return True
-    return token.token_type not in (TokenType.STRING, TokenType.NUMBER) and bool(
-        _WORD.fullmatch(token.text)
-    )
-
-
-def dotted_name(tokens: list[Token], position: int) -> tuple[tuple[str, ...], int]:
-    """The parts of ``a.b.c`` starting at ``position``, and the position after them."""
-    parts: list[str] = []
-    while position < len(tokens) and _is_name(tokens[position]):
-        parts.append(tokens[position].text)
-        position += 1
-        if position < len(tokens) and tokens[position].token_type == TokenType.DOT:
-            position += 1
-        else:
-            break
-    return tuple(parts), position
-
-
-def tokenize(text: str) -> list[Token]:
+def show_tokens(rest: str) -> list[Token]:
+    """The tokens of ``SHOW <rest>``'s rest; none when it does not tokenize (Spark says why)."""
     try:
-        return PaimonSpark.Tokenizer(dialect=PaimonSpark()).tokenize(text)
-    except TokenError:
+        return tokenize(rest)
+    except SqlParseError:
         return []
-
-
-def like_pattern(tokens: list[Token], position: int) -> tuple[str | None, int]:
-    if position < len(tokens) and tokens[position].text.upper() == "LIKE":
-        position += 1
-    if position < len(tokens) and tokens[position].token_type == TokenType.STRING:
-        return tokens[position].text, position + 1
-    return None, position
-
-
-def matches_pattern(name: str, pattern: str | None) -> bool:
-    """Spark's `StringUtils.filterPattern`: `*` is any text, `|` separates alternatives."""
-    if pattern is None:
-        return True
-    for alternative in pattern.split("|"):
-        try:
-            if re.fullmatch(alternative.strip().replace("*", ".*"), name, re.IGNORECASE):
-                return True
-        except re.error:
-            continue
-    return False
 
 
 def show_catalog(
@@ -100,21 +56,21 @@ def show_catalog(
     catalog: Callable[[], FileSystemCatalog],
     current_database: str,
     load: Callable[[str, str], FileStoreTable | None] | None = None,
+    tokens: Sequence[Token] | None = None,
 ) -> ProcedureResult | None:
     """The result of `SHOW <rest>` on the Paimon catalog; None: Spark's own SHOW.
 
     `catalog` is called only once the statement is known to be the Paimon catalog's;
     `load(database, name)` gives a Paimon table (None: not one) for the SHOW statements
-    about one table (`sql_ext.metadata.show_table`).
+    about one table (`sql_ext.metadata.show_table`). `tokens`: the rest's tokens, when the
+    statement was read already.
     """
-    from sql_ext.metadata.show_table import parse_table_show, run_table_show
-
-    table_show = parse_table_show(rest)
+    tokens = show_tokens(rest) if tokens is None else tokens
+    table_show = parse_table_show(rest, tokens)
     if table_show is not None:
         if load is None:
             return None
         return run_table_show(table_show, f"SHOW {rest}", catalog, current_database, load)
-    tokens = tokenize(rest)
     words = [t.text.upper() for t in tokens]
     if words[:2] in (["CURRENT", "NAMESPACE"], ["CURRENT", "DATABASE"]) and len(words) == 2:
         return ProcedureResult(CURRENT_NAMESPACE, [(CATALOG_NAME, current_database)])

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlglot.tokens import Token, TokenType
 
 from procedures.base import Column, ProcedureResult
-from sql_ext.errors import SqlError
+from sql_ext.errors import SqlError, SqlParseError
 from sql_ext.metadata.config import CATALOG_NAME
-from sql_ext.metadata.show import dotted_name, like_pattern, matches_pattern, tokenize
 from sql_ext.metadata.spark_names import column_ddl, quote_if_needed, tree_string
 from sql_ext.metadata.table_info import RESERVED, redacted, table_properties, table_type
+from sql_ext.syntax.tokens import dotted_name, like_pattern, matches_pattern, tokenize
 
 if TYPE_CHECKING:
     from paimon_core.catalog import FileSystemCatalog
@@ -114,9 +114,14 @@ def _partition_spec(
         raise SqlError(f"Invalid PARTITION clause: {text}")
 
 
-def parse_table_show(rest: str) -> TableShow | None:
-    """The statement `SHOW <rest>` when it is one of these; None: another SHOW."""
-    tokens = tokenize(rest)
+def parse_table_show(rest: str, tokens: Sequence[Token] | None = None) -> TableShow | None:
+    """The statement `SHOW <rest>` (of `tokens`, when read already) when it is one of these;
+    None: another SHOW."""
+    if tokens is None:
+        try:
+            tokens = tokenize(rest)
+        except SqlParseError:
+            return None
     words = [t.text.upper() for t in tokens]
     text = f"SHOW {rest}"
     if words[:2] == ["CREATE", "TABLE"]:

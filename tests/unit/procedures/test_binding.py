@@ -199,7 +199,7 @@ def test_up_casts_follow_spark() -> None:
 def test_suffixed_literals_bind_with_their_spark_type(
     literal: str, snapshot: int | None, retain: int | None, table: str
 ) -> None:
-    from sql_ext.parse import CallStatement, parse_statement
+    from sql_ext.syntax.parse import CallStatement, parse_statement
 
     def value(name: str) -> Any:
         statement = parse_statement(f"CALL sys.toy({name} => {literal})")

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sql_ext.parse import (
+from sql_ext.syntax.parse import (
     CallStatement,
     Statement,
     TableRef,

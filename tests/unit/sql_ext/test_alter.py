@@ -17,8 +17,7 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError
 from paimon_core.format.schema import TableSchema
-from sql_ext.errors import SqlError
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import SqlError, SqlParseError
 from sql_ext.session import PaimonSession
 from tests.unit.procedures.helpers import fingerprint
 

@@ -13,7 +13,7 @@ import pytest
 from pyspark.errors import PySparkException
 
 from paimon_core.exceptions import PaimonError
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import SqlParseError
 from sql_ext.session import PaimonSession
 from tests.unit.procedures.helpers import fingerprint, new_catalog, new_table, tag_names
 

@@ -14,10 +14,10 @@ from pyspark.sql import SparkSession
 
 from sql_ext.metadata.engine import MetadataEngine
 from sql_ext.metadata.result import Rows
-from sql_ext.parse import blank_comments, code_of, split_statements
 from sql_ext.session import PaimonSession
 from sql_ext.shell import EXIT_OK
 from sql_ext.shell import run as shell_run
+from sql_ext.syntax.parse import blank_comments, code_of, split_statements
 from tests.unit.procedures.helpers import new_catalog, new_table
 
 # One statement of each family, in an order that runs as a script on an empty warehouse.

@@ -12,10 +12,10 @@ from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from paimon_core.exceptions import PaimonError
-from sql_ext.errors import SqlError
+from sql_ext.errors import SqlError, SqlParseError
 from sql_ext.insert import insert_spec
-from sql_ext.parse import SqlParseError, parse_statement
 from sql_ext.session import PaimonSession
+from sql_ext.syntax.parse import parse_statement
 from tests.interop.helpers import json_rows, pypaimon_read
 from tests.unit.procedures.helpers import fingerprint
 

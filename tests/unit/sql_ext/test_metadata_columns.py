@@ -7,8 +7,8 @@ from sqlglot import exp
 
 from sql_ext.errors import SqlError
 from sql_ext.metadata_columns import requested_metadata, star_edits
-from sql_ext.parse import parse_statement, table_nodes
 from sql_ext.splice import splice
+from sql_ext.syntax.parse import parse_statement, table_nodes
 
 
 def _tables(sql: str) -> tuple[str, exp.Expr, dict[str, exp.Table]]:

@@ -15,8 +15,7 @@ from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
 from sql_ext import views
-from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, SqlParseError
 from sql_ext.session import PaimonSession
 
 pytestmark = pytest.mark.spark

@@ -25,8 +25,7 @@ from paimon_core.format.types import INT
 from paimon_core.io.s3_fileio import S3FileIO, S3Options
 from procedures import ProcedureError
 from sql_ext import views
-from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, first_line
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, SqlParseError, first_line
 from sql_ext.session import PaimonSession, resolve_catalog_options, resolve_warehouse
 from sql_ext.system_tables import SYSTEM_TABLES, spark_schema
 from tests.conftest import S3Warehouse

@@ -12,8 +12,8 @@ from pyspark.sql import SparkSession
 
 from paimon_core.exceptions import InvalidArgument
 from sql_ext.errors import SqlError
-from sql_ext.parse import parse_statement
 from sql_ext.session import PaimonSession
+from sql_ext.syntax.parse import parse_statement
 from sql_ext.table_functions import table_function_calls
 from tests.unit.procedures.helpers import T0, set_commit_times
 

@@ -10,8 +10,8 @@ from paimon_core.format import types as pt
 from paimon_core.format.types import DataField
 from sql_ext.errors import SqlError
 from sql_ext.insert import insert_spec
-from sql_ext.parse import parse_statement
 from sql_ext.spark_types import from_spark_type, to_spark_schema, to_spark_type
+from sql_ext.syntax.parse import parse_statement
 from sql_ext.tables import table_spec
 
 

@@ -14,8 +14,8 @@ from pyspark.sql import types as st
 from sql_ext import views
 from sql_ext.datapath import read
 from sql_ext.datapath.pushdown import count_query, partition_predicate
-from sql_ext.parse import parse_statement
 from sql_ext.session import PaimonSession
+from sql_ext.syntax.parse import parse_statement
 
 
 @pytest.mark.parametrize(

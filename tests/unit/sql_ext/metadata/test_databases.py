@@ -9,8 +9,8 @@ from sql_ext.metadata.databases import (
     check_create,
     describe_database,
     paimon_database,
-    parse_database_statement,
 )
+from sql_ext.syntax.databases import parse_database_statement
 
 
 def test_every_spelling_is_read() -> None:

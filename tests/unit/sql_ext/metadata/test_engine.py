@@ -21,10 +21,10 @@ from sql_ext.metadata.config import session_conf
 from sql_ext.metadata.engine import MetadataEngine
 from sql_ext.metadata.result import Rows, ToSpark
 from sql_ext.output import OutputFormat
-from sql_ext.parse import Statement, parse_statement
 from sql_ext.session import PaimonSession
 from sql_ext.shell import EXIT_FAILED, EXIT_OK, Console, LazySession, interact
 from sql_ext.shell import run as shell_run
+from sql_ext.syntax.parse import Statement, parse_statement
 from tests.unit.procedures.helpers import new_catalog, new_table
 
 FORMATS = ("table", "tsv", "json")

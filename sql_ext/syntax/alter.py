@@ -17,9 +17,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from sql_ext.dialect import PaimonSpark
-from sql_ext.errors import SqlError
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import SqlError, SqlParseError
+from sql_ext.syntax.dialect import PaimonSpark
+from sql_ext.syntax.tokens import Cursor, tokenize
 
 _DATABASE_KINDS = ("DATABASE", "SCHEMA", "NAMESPACE")
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
@@ -79,153 +79,44 @@ class AlterTable:
 
 @dataclass(frozen=True, slots=True)
 class AlterHead:
-    """``ALTER TABLE|DATABASE <name>`` and the cursor just after the name."""
+    """``ALTER TABLE|DATABASE <name>``: the ALTER family's statement; its actions (after
+    token ``position``) are read by ``parse_actions`` once the name is known to be Paimon's."""
 
     kind: str
     name: tuple[str, ...]
-    cursor: _Cursor
     text: str
+    tokens: Sequence[Token] = field(repr=False, compare=False)
+    position: int = 0
+
+    @property
+    def cursor(self) -> Cursor:
+        """A cursor just after the name."""
+        return Cursor(self.tokens, self.text, "ALTER", self.position)
 
 
-class _Cursor:
-    """A cursor over the statement's tokens with keyword matching and clear failures."""
-
-    def __init__(self, text: str) -> None:
-        self.tokens: list[Token] = PaimonSpark().tokenize(text)
-        self.text = text
-        self.i = 0
-
-    def at_end(self) -> bool:
-        return self.i >= len(self.tokens) or self.tokens[self.i].token_type == TokenType.SEMICOLON
-
-    def peek(self, *words: str) -> bool:
-        window = self.tokens[self.i : self.i + len(words)]
-        return len(window) == len(words) and all(
-            t.text.upper() == w and t.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
-            for t, w in zip(window, words)
-        )
-
-    def peek_type(self, kind: TokenType) -> bool:
-        return self.i < len(self.tokens) and self.tokens[self.i].token_type == kind
-
-    def accept(self, *words: str) -> bool:
-        if self.peek(*words):
-            self.i += len(words)
-            return True
-        return False
-
-    def accept_type(self, kind: TokenType) -> bool:
-        if self.peek_type(kind):
-            self.i += 1
-            return True
-        return False
-
-    def expect(self, *words: str) -> None:
-        if not self.accept(*words):
-            raise self.error(f"expected {' '.join(words)}")
-
-    def expect_type(self, kind: TokenType, what: str) -> None:
-        if not self.accept_type(kind):
-            raise self.error(f"expected {what}")
-
-    def error(self, message: str) -> SqlParseError:
-        if not self.at_end():
-            token = self.tokens[self.i]
-            return SqlParseError(f"ALTER: {message} near '{token.text}'", token.line, token.col)
-        return SqlParseError(f"ALTER: {message} at the end of the statement")
-
-    def identifier(self, what: str) -> str:
-        if not self.at_end():
-            token = self.tokens[self.i]
-            if token.token_type in _NAME_TOKENS or (
-                token.token_type != TokenType.STRING and token.text.isidentifier()
-            ):
-                self.i += 1
-                return token.text
-        raise self.error(f"expected {what}")
-
-    def dotted(self, what: str) -> tuple[str, ...]:
-        parts = [self.identifier(what)]
-        while self.accept_type(TokenType.DOT):
-            parts.append(self.identifier(what))
-        return tuple(parts)
-
-    def string(self, what: str) -> str:
-        if self.peek_type(TokenType.STRING):
-            self.i += 1
-            return self.tokens[self.i - 1].text
-        raise self.error(f"expected {what} (a quoted string)")
-
-    def value(self) -> str:
-        """A property value: a string, number, boolean or bare word."""
-        if self.at_end():
-            raise self.error("expected a property value")
-        token = self.tokens[self.i]
-        negative = token.token_type == TokenType.DASH
-        if negative:
-            self.i += 1
-            if not self.peek_type(TokenType.NUMBER):
-                raise self.error("expected a number")
-            token = self.tokens[self.i]
-        if token.token_type in (TokenType.TRUE, TokenType.FALSE):
-            self.i += 1
-            return token.text.lower()
-        if token.token_type in (TokenType.STRING, TokenType.NUMBER, *_NAME_TOKENS):
-            self.i += 1
-            return "-" + token.text if negative else token.text
-        raise self.error("expected a property value")
-
-    def property_key(self) -> str:
-        if self.peek_type(TokenType.STRING):
-            return self.string("a property key")
-        return ".".join(self.dotted("a property key"))
-
-    def span(self, stops: Sequence[str]) -> str:
-        """The text of the tokens up to a top-level `,`, `)`, end or one of ``stops``."""
-        start, depth = self.i, 0
-        while not self.at_end():
-            token = self.tokens[self.i]
-            kind = token.token_type
-            if depth == 0 and (
-                kind in (TokenType.COMMA, TokenType.R_PAREN)
-                or (
-                    kind not in (TokenType.STRING, TokenType.IDENTIFIER)
-                    and token.text.upper() in stops
-                )
-            ):
-                break
-            if kind in (TokenType.L_PAREN, TokenType.LT):
-                depth += 1
-            elif kind in (TokenType.R_PAREN, TokenType.GT):
-                depth -= 1
-            self.i += 1
-        if self.i == start:
-            raise self.error("expected a column type")
-        first, last = self.tokens[start], self.tokens[self.i - 1]
-        return self.text[first.start : last.end + 1]
-
-
-def is_alter(text: str) -> bool:
-    """Whether ``text`` is ALTER TABLE or ALTER DATABASE|SCHEMA|NAMESPACE (tag DDL aside),
-    decided on its first tokens (comments before it are fine)."""
-    if "alter" not in text.lower():
-        return False
-    try:
-        cur = _Cursor(text)
-    except TokenError:
-        return False
+def is_alter(text: str, tokens: Sequence[Token] | None = None) -> bool:
+    """Whether ``text`` (of ``tokens``) is ALTER TABLE or ALTER DATABASE|SCHEMA|NAMESPACE (tag
+    DDL aside), decided on its first tokens (comments before it are fine)."""
+    if tokens is None:
+        if "alter" not in text.lower():
+            return False
+        try:
+            tokens = tokenize(text)
+        except SqlParseError:
+            return False
+    cur = Cursor(tokens, text, "ALTER")
     return any(cur.peek("ALTER", kind) for kind in ("TABLE", *_DATABASE_KINDS))
 
 
-def parse_head(text: str) -> AlterHead:
+def parse_head(text: str, tokens: Sequence[Token] | None = None) -> AlterHead:
     """The statement's kind and the name it alters; the actions are read by ``alter_table``."""
-    cur = _Cursor(text)
+    cur = Cursor(tokenize(text) if tokens is None else tokens, text, "ALTER")
     cur.expect("ALTER")
     kind = next((k for k in ("TABLE", *_DATABASE_KINDS) if cur.accept(k)), None)
     if kind is None:
         raise cur.error("expected TABLE or DATABASE")
     name = cur.dotted("a table name" if kind == "TABLE" else "a database name")
-    return AlterHead("TABLE" if kind == "TABLE" else "DATABASE", name, cur, text)
+    return AlterHead("TABLE" if kind == "TABLE" else "DATABASE", name, text, cur.tokens, cur.i)
 
 
 def parse_actions(head: AlterHead, shown: str | None = None) -> AlterTable:
@@ -295,7 +186,57 @@ def parse_actions(head: AlterHead, shown: str | None = None) -> AlterTable:
     return statement
 
 
-def _list(cur: _Cursor, item: Callable[[_Cursor], T]) -> list[T]:
+def _value(cur: Cursor) -> str:
+    """A property value: a string, number, boolean or bare word."""
+    if cur.at_end():
+        raise cur.error("expected a property value")
+    token = cur.tokens[cur.i]
+    negative = token.token_type == TokenType.DASH
+    if negative:
+        cur.i += 1
+        if not cur.peek_type(TokenType.NUMBER):
+            raise cur.error("expected a number")
+        token = cur.tokens[cur.i]
+    if token.token_type in (TokenType.TRUE, TokenType.FALSE):
+        cur.i += 1
+        return token.text.lower()
+    if token.token_type in (TokenType.STRING, TokenType.NUMBER, *_NAME_TOKENS):
+        cur.i += 1
+        return "-" + token.text if negative else token.text
+    raise cur.error("expected a property value")
+
+
+def _property_key(cur: Cursor) -> str:
+    if cur.peek_type(TokenType.STRING):
+        return cur.string("a property key")
+    return ".".join(cur.dotted("a property key"))
+
+
+def _span(cur: Cursor, stops: Sequence[str]) -> str:
+    """The text of the tokens up to a top-level `,`, `)`, end or one of ``stops``."""
+    start, depth = cur.i, 0
+    while not cur.at_end():
+        token = cur.tokens[cur.i]
+        kind = token.token_type
+        if depth == 0 and (
+            kind in (TokenType.COMMA, TokenType.R_PAREN)
+            or (
+                kind not in (TokenType.STRING, TokenType.IDENTIFIER) and token.text.upper() in stops
+            )
+        ):
+            break
+        if kind in (TokenType.L_PAREN, TokenType.LT):
+            depth += 1
+        elif kind in (TokenType.R_PAREN, TokenType.GT):
+            depth -= 1
+        cur.i += 1
+    if cur.i == start:
+        raise cur.error("expected a column type")
+    first, last = cur.tokens[start], cur.tokens[cur.i - 1]
+    return cur.text[first.start : last.end + 1]
+
+
+def _list(cur: Cursor, item: Callable[[Cursor], T]) -> list[T]:
     """Items separated by commas, in parentheses or not (Spark accepts both)."""
     parenthesised = cur.accept_type(TokenType.L_PAREN)
     items = [item(cur)]
@@ -306,14 +247,14 @@ def _list(cur: _Cursor, item: Callable[[_Cursor], T]) -> list[T]:
     return items
 
 
-def _property_list(cur: _Cursor, *, values: bool) -> dict[str, str]:
+def _property_list(cur: Cursor, *, values: bool) -> dict[str, str]:
     cur.expect_type(TokenType.L_PAREN, "'('")
     out: dict[str, str] = {}
     while True:
-        key = cur.property_key()
+        key = _property_key(cur)
         if values:
             cur.accept_type(TokenType.EQ)
-            out[key] = cur.value()
+            out[key] = _value(cur)
         else:
             out[key] = ""
         if not cur.accept_type(TokenType.COMMA):
@@ -322,11 +263,11 @@ def _property_list(cur: _Cursor, *, values: bool) -> dict[str, str]:
     return out
 
 
-def _new_column(cur: _Cursor) -> NewColumn:
+def _new_column(cur: Cursor) -> NewColumn:
     """``name type`` then NOT NULL, COMMENT and FIRST / AFTER in any order, as Spark reads
     them (``colDefinitionDescriptorWithPosition``)."""
     path = cur.dotted("a column name")
-    type_text = cur.span(_COLUMN_ENDS)
+    type_text = _span(cur, _COLUMN_ENDS)
     not_null, comment, first, after = False, None, False, None
     while True:
         if cur.accept("NOT", "NULL"):
@@ -343,10 +284,10 @@ def _new_column(cur: _Cursor) -> NewColumn:
             return NewColumn(path, type_text, not_null, comment, first, after)
 
 
-def _column_change(cur: _Cursor) -> ColumnChange:
+def _column_change(cur: Cursor) -> ColumnChange:
     path = cur.dotted("a column name")
     if cur.accept("TYPE"):
-        return ColumnChange(path, type_text=cur.span(_COLUMN_ENDS))
+        return ColumnChange(path, type_text=_span(cur, _COLUMN_ENDS))
     if cur.accept("COMMENT"):
         return ColumnChange(path, comment=cur.string("a comment"), set_comment=True)
     if cur.accept("FIRST"):
@@ -368,19 +309,19 @@ def _column_change(cur: _Cursor) -> ColumnChange:
             f"Renaming column {'.'.join(path)} with CHANGE COLUMN is not supported: "
             "use RENAME COLUMN"
         )
-    type_text = cur.span(_COLUMN_ENDS)
+    type_text = _span(cur, _COLUMN_ENDS)
     comment = cur.string("a comment") if cur.accept("COMMENT") else None
     first = cur.accept("FIRST")
     after = cur.identifier("a column name") if not first and cur.accept("AFTER") else None
     return ColumnChange(path, type_text, comment, comment is not None, None, first, after)
 
 
-def _default_expression(cur: _Cursor, path: tuple[str, ...]) -> str:
+def _default_expression(cur: Cursor, path: tuple[str, ...]) -> str:
     """The expression after ``SET DEFAULT`` as Spark SQL, written the way ``CREATE TABLE``
     stores a column's DEFAULT (``sql_ext.tables``)."""
     if cur.at_end() or cur.peek_type(TokenType.COMMA):
         raise cur.error("expected a default value")
-    text = cur.span(())
+    text = _span(cur, ())
     try:
         parsed = sqlglot.parse_one(text, dialect=PaimonSpark)
     except (ParseError, TokenError) as e:
@@ -391,7 +332,7 @@ def _default_expression(cur: _Cursor, path: tuple[str, ...]) -> str:
     return parsed.sql(dialect="spark")
 
 
-def _partition_spec(cur: _Cursor) -> dict[str, exp.Expr]:
+def _partition_spec(cur: Cursor) -> dict[str, exp.Expr]:
     cur.expect("PARTITION")
     cur.expect_type(TokenType.L_PAREN, "'('")
     spec: dict[str, exp.Expr] = {}

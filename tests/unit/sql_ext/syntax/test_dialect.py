@@ -6,7 +6,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError
 from sqlglot.tokens import TokenType
 
-from sql_ext.dialect import Call, NamedArg, PaimonSpark, TypedLiteral
+from sql_ext.syntax.dialect import Call, NamedArg, PaimonSpark, TypedLiteral
 
 DIALECT = PaimonSpark()
 

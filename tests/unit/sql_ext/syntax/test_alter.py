@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.alter_syntax import is_alter, parse_actions, parse_head
-from sql_ext.errors import SqlError
-from sql_ext.parse import SqlParseError
+from sql_ext.errors import SqlError, SqlParseError
+from sql_ext.syntax.alter import is_alter, parse_actions, parse_head
 
 
 def test_alter_is_recognised_by_its_first_words() -> None:

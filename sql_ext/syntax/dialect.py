@@ -11,10 +11,10 @@
 * Spark's `REPLACE TABLE ...` (a `Create` with `replace` set and `meta[REPLACE_ONLY]`), which
   sqlglot's Spark dialect does not parse.
 
-It only builds syntax trees: argument values are checked and converted by `sql_ext.parse`.
+It only builds syntax trees: argument values are checked and converted by `sql_ext.syntax.parse`.
 Besides sqlglot's positions of names, it records where some constructs end in the text
 (`END`: a time travel clause, a TABLESAMPLE) or lie (`SPAN`: a CTE list, the query of an INSERT
-or CREATE TABLE ... AS), so that `sql_ext.parse` can edit the user's text in place instead of
+or CREATE TABLE ... AS), so that `sql_ext.syntax.parse` can edit the user's text in place instead of
 generating SQL from the tree.
 """
 
@@ -137,7 +137,7 @@ class PaimonSpark(Spark):
             super().raise_error(message, token)  # type: ignore[arg-type]
 
         def _warn_unsupported(self) -> None:
-            # Command fallbacks are judged by sql_ext.parse (an error for Paimon syntax,
+            # Command fallbacks are judged by sql_ext.syntax.parse (an error for Paimon syntax,
             # a verbatim pass-through otherwise), so sqlglot's warning is only noise.
             return None
 

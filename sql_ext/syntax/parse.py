@@ -35,7 +35,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +43,29 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from sql_ext.dialect import END, SPAN, Call, NamedArg, PaimonSpark, TypedLiteral, quote_identifier
+from sql_ext.errors import SqlParseError
 from sql_ext.splice import Edit, Spliced, splice
+from sql_ext.syntax.alter import is_alter, parse_head
+from sql_ext.syntax.databases import parse_database_statement
+from sql_ext.syntax.dialect import (
+    END,
+    SPAN,
+    Call,
+    NamedArg,
+    PaimonSpark,
+    TypedLiteral,
+    quote_identifier,
+)
+from sql_ext.syntax.statements import (
+    CallStatement,
+    ExplainStatement,
+    QueryStatement,
+    Statement,
+    TableRef,
+    query_family,
+)
+from sql_ext.syntax.tags import is_tag_ddl, parse_tag_ddl
+from sql_ext.syntax.tokens import tokenize
 
 if TYPE_CHECKING:
     from procedures.base import TypedValue
@@ -54,6 +75,7 @@ BRANCH_PREFIX = "branch_"
 SYSTEM_NAMESPACE = "sys"
 
 _DIALECT = PaimonSpark()
+_EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
 _TIME_TRAVEL_WORDS = frozenset({"VERSION", "TIMESTAMP", "SYSTEM_VERSION", "SYSTEM_TIME"})
 _NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
 _SPECIAL = re.compile(r"""['"`;]|--|/\*""")
@@ -64,73 +86,6 @@ _QUOTED = {q: re.compile(rf"{q}[^{q}\\]*(?:\\.[^{q}\\]*)*{q}", re.S) for q in "'
 _QUOTED["`"] = re.compile(r"`[^`]*`")
 _RAW_QUOTED = {q: re.compile(rf"{q}[^{q}]*{q}") for q in "'\""}
 _MAX_SNIPPET = 80
-
-
-class SqlParseError(ParseError):
-    """A statement that cannot be parsed; the message is always a single line."""
-
-    def __init__(self, description: str, line: int | None = None, col: int | None = None):
-        description = " ".join(description.split())
-        where = f" (line {line}, col {col})" if line is not None and col is not None else ""
-        super().__init__(
-            description + where, errors=[{"description": description, "line": line, "col": col}]
-        )
-        self.description = description
-        self.line = line
-        self.col = col
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallStatement:
-    """`CALL [catalog.]sys.<procedure>(...)` with constant arguments as Python values.
-
-    Exactly one of `args` (named, names lower-cased) and `positional` is filled, or neither.
-    """
-
-    procedure: str
-    text: str
-    args: dict[str, Any] = field(default_factory=dict)
-    positional: tuple[Any, ...] = ()
-    catalog: str | None = None
-
-    @property
-    def is_named(self) -> bool:
-        return bool(self.args)
-
-
-@dataclass(frozen=True, slots=True)
-class TableRef:
-    """One Paimon-specific table reference of a query and the node it came from."""
-
-    catalog: str | None
-    database: str | None
-    table: str
-    branch: str | None
-    system_table: str | None
-    version: str | int | None
-    timestamp: exp.Expr | None
-    node: exp.Table
-
-
-@dataclass(frozen=True, slots=True)
-class QueryStatement:
-    """Any statement but CALL; Spark runs `text` unchanged when `paimon_tables` is empty.
-
-    `tree` was parsed from `parsed`: `text` with `TABLE t` and `IDENTIFIER('t')` expanded (see
-    the module docstring); positions in `tree` are offsets into `parsed`.
-    """
-
-    text: str
-    tree: exp.Expr
-    paimon_tables: list[TableRef]
-    parsed: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.parsed:
-            object.__setattr__(self, "parsed", self.text)
-
-
-Statement = CallStatement | QueryStatement
 
 
 # --------------------------------------------------------------------------- splitting
@@ -251,8 +206,8 @@ def blank_comments(text: str) -> str:
     if "--" not in text and "/*" not in text:
         return text
     try:
-        tokens = _ScanTokenizer(dialect=_DIALECT).tokenize(text)
-    except TokenError:
+        tokens = tokenize(text)
+    except SqlParseError:
         return text
     pieces: list[str] = []
     position = 0
@@ -285,19 +240,6 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 def _snippet(node: exp.Expr) -> str:
     sql = node.sql(dialect=_DIALECT)
     return sql if len(sql) <= _MAX_SNIPPET else sql[: _MAX_SNIPPET - 3] + "..."
-
-
-class _ScanTokenizer(PaimonSpark.Tokenizer):
-    # Commands (EXPLAIN, SHOW, ADD JAR, ...) are tokenized word by word so that Paimon syntax
-    # inside them is seen too.
-    COMMANDS: set[TokenType] = set()
-
-
-def _tokens(text: str) -> list[Token]:
-    try:
-        return _ScanTokenizer(dialect=_DIALECT).tokenize(text)
-    except TokenError as e:
-        raise SqlParseError(f"Cannot tokenize the statement: {e.__cause__ or e}") from e
 
 
 def _uses_paimon_syntax(text: str, tokens: list[Token]) -> bool:
@@ -354,8 +296,8 @@ def _syntax_error(text: str, error: dict[str, Any]) -> SqlParseError | None:
     else:
         try:
             last = _offset(text, line, col)
-            tokens = _ScanTokenizer(dialect=_DIALECT).tokenize(text)
-        except (TypeError, ValueError, TokenError):
+            tokens = tokenize(text)
+        except (TypeError, ValueError, SqlParseError):
             return SqlParseError("Syntax error", line, col)
         token = next((t for t in tokens if t.end >= last), None)
         if token is None:
@@ -452,13 +394,8 @@ def _expansions(tokens: list[Token]) -> list[Edit]:
     return edits
 
 
-def parse_statement(text: str) -> Statement:
-    """Parse one statement (as returned by `split_statements`).
-
-    Raises:
-        SqlParseError: on a syntax error, an invalid CALL, or Paimon syntax that does not parse
-            completely (see the module docstring).
-    """
+def _check_single(text: str) -> None:
+    """Raise unless `text` is one statement with every quote and comment closed."""
     spans, open_construct = _scan(text)
     if open_construct is not None:
         kind, offset = open_construct
@@ -472,37 +409,112 @@ def parse_statement(text: str) -> Statement:
             *_position(text, _stripped(text, spans[1])[0]),
         )
 
-    tokens = _tokens(text)
+
+def _keyword(token: Token) -> str:
+    """A token's word as a keyword (upper case); empty for quoted text."""
+    if token.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+        return ""
+    return token.text.upper()
+
+
+def _tag_or_alter(text: str, tokens: list[Token]) -> Statement | None:
+    if is_tag_ddl(text, tokens):
+        return parse_tag_ddl(text, tokens)
+    if is_alter(text, tokens):
+        return parse_head(text, tokens)
+    return None
+
+
+def _show(text: str, tokens: list[Token]) -> Statement | None:
+    return parse_tag_ddl(text, tokens) if is_tag_ddl(text, tokens) else None
+
+
+def _explain(text: str, tokens: list[Token]) -> Statement | None:
+    """EXPLAIN [mode] <statement>; the statement explained is a CALL or one sqlglot reads."""
+    if len(tokens) < 2 or tokens[0].token_type != TokenType.COMMAND:
+        return None
+    mode = ""
+    rest = text[tokens[1].start :]
+    if _keyword(tokens[1]) in _EXPLAIN_MODES:
+        mode = tokens[1].text.upper() + " "
+        rest = text[tokens[1].end + 1 :]
+    return ExplainStatement(text, mode, parse_sql(rest))
+
+
+def _database(text: str, tokens: list[Token]) -> Statement | None:
+    return parse_database_statement(text, tokens)
+
+
+STATEMENT_PARSERS: dict[str, Callable[[str, list[Token]], Statement | None]] = {
+    "ALTER": _tag_or_alter,
+    "SHOW": _show,
+    "EXPLAIN": _explain,
+    "CREATE": _database,
+    "DROP": _database,
+    "DESC": _database,
+    "DESCRIBE": _database,
+}
+"""The statements sqlglot does not read (or reads otherwise than Spark), by first keyword;
+None from a parser: the statement is one sqlglot reads (`parse_sql`)."""
+
+
+def parse_statement(text: str) -> Statement:
+    """Parse one statement (as returned by `split_statements`, comments blanked by `code_of`)
+    into its family's statement type (`sql_ext.syntax.statements`), tokenizing it once.
+
+    Raises:
+        SqlParseError: on a syntax error, an invalid CALL, or Paimon syntax that does not parse
+            completely (see the module docstring).
+        SqlError: a database statement that does not read.
+    """
+    _check_single(text)
+    tokens = tokenize(text)
+    parser = STATEMENT_PARSERS.get(_keyword(tokens[0])) if tokens else None
+    statement = parser(text, tokens) if parser is not None else None
+    return statement if statement is not None else parse_sql(text, tokens)
+
+
+def parse_sql(text: str, tokens: list[Token] | None = None) -> CallStatement | QueryStatement:
+    """Parse one statement as a CALL or with sqlglot (`tokens`: its tokens, when read).
+
+    Raises:
+        SqlParseError: as `parse_statement`.
+    """
+    _check_single(text)
+    if tokens is None:
+        tokens = tokenize(text)
     first = tokens[0]
     is_call = first.token_type == TokenType.EXECUTE and first.text.upper() == "CALL"
     parsed = text
     expansions = [] if is_call else _expansions(tokens)
     if expansions:
         parsed = splice(text, expansions).text
-        tokens = _tokens(parsed)
+        tokens = tokenize(parsed)
     paimon = is_call or _uses_paimon_syntax(parsed, tokens)
     try:
         trees = [t for t in _DIALECT.parse(parsed, error_level=ErrorLevel.RAISE) if t is not None]
     except Exception as e:
         if paimon:
             raise _from_sqlglot(e, parsed) from e
-        return QueryStatement(text=text, tree=_opaque(text, first), paimon_tables=[])
+        tree = _opaque(text, first)
+        return query_family(tree)(text=text, tree=tree, paimon_tables=[], tokens=tokens)
     if not trees:
         raise SqlParseError("Empty statement")
     tree = trees[0]
 
     if is_call:
         return _call_statement(tree, text)
+    family = query_family(tree)
     if not paimon:
-        return QueryStatement(text=text, tree=tree, paimon_tables=[], parsed=parsed)
+        return family(text=text, tree=tree, paimon_tables=[], parsed=parsed, tokens=tokens)
     command = tree if isinstance(tree, exp.Command) else tree.find(exp.Command)
     if command is not None:
         raise SqlParseError(
             f"Statement uses Paimon syntax ($ names or time travel) but its "
             f"{command.name or first.text.upper()} part cannot be parsed"
         )
-    return QueryStatement(
-        text=text, tree=tree, paimon_tables=paimon_table_refs(tree), parsed=parsed
+    return family(
+        text=text, tree=tree, paimon_tables=paimon_table_refs(tree), parsed=parsed, tokens=tokens
     )
 
 

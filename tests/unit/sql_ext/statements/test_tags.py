@@ -7,8 +7,9 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError
 from procedures.base import CallContext
-from sql_ext.parse import SqlParseError
-from sql_ext.tag_ddl import TagStatement, is_tag_ddl, parse_tag_ddl, run_tag_statement
+from sql_ext.errors import SqlParseError
+from sql_ext.statements.tags import run_tag_statement
+from sql_ext.syntax.tags import TagStatement, is_tag_ddl, parse_tag_ddl
 from tests.unit.procedures.helpers import fingerprint, new_catalog, new_table
 
 

@@ -7,20 +7,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-import sql_ext.parse as parse_module
+import sql_ext.syntax.parse as parse_module
 from procedures.base import TypedValue
 from sql_ext.insert import insert_spec
-from sql_ext.parse import (
+from sql_ext.syntax.parse import (
     CallStatement,
     QueryStatement,
     SqlParseError,
     TableRef,
     paimon_table_refs,
     parse_script,
+    parse_sql,
     parse_statement,
     query_fragment,
     replace_tables,
     split_statements,
+)
+from sql_ext.syntax.statements import (
+    AlterHead,
+    CreateStatement,
+    DatabaseStatement,
+    DescribeStatement,
+    ExplainStatement,
+    InsertStatement,
+    PassthroughStatement,
+    ReadStatement,
+    RowLevelStatement,
+    ShowStatement,
+    TagStatement,
+    UseStatement,
 )
 from tests.unit.sql_ext.helpers import assert_call, assert_rewrite, load_pairs, render, view_for
 
@@ -175,7 +190,6 @@ BAD = [
     ("SELECT * FROM t VERSION AS OF -1", "integer or a string literal"),
     ("SELECT * FROM t VERSION AS OF", "Expected a value after VERSION AS OF"),
     ("SELECT * FROM t$snapshots WHERE (", "(line 1"),
-    ("EXPLAIN SELECT * FROM t$snapshots", "its EXPLAIN part cannot be parsed"),
     ("ADD JAR /tmp/x$y.jar", "cannot be parsed"),
     ("SELECT 1; SELECT 2", "use parse_script()"),
     ("  -- nothing\n", "Empty statement"),
@@ -327,3 +341,34 @@ def test_docstring_examples() -> None:
     result = doctest.testmod(parse_module)
     assert result.attempted >= 3
     assert result.failed == 0
+
+
+def test_explain_is_its_own_statement_sqlglot_alone_cannot_read_it() -> None:
+    explain = parse_statement("EXPLAIN EXTENDED SELECT * FROM t$snapshots")
+    assert isinstance(explain, ExplainStatement)
+    assert explain.mode == "EXTENDED "
+    assert explain.statement.paimon_tables[0].system_table == "snapshots"
+    with pytest.raises(SqlParseError, match="its EXPLAIN part cannot be parsed"):
+        parse_sql("EXPLAIN SELECT * FROM t$snapshots")
+
+
+@pytest.mark.parametrize(
+    ("sql", "family"),
+    [
+        ("CALL sys.expire_snapshots(table => 't')", CallStatement),
+        ("SHOW TAGS t", TagStatement),
+        ("ALTER TABLE t CREATE TAG x", TagStatement),
+        ("ALTER TABLE t ADD COLUMN c INT", AlterHead),
+        ("DROP DATABASE d CASCADE", DatabaseStatement),
+        ("SHOW TABLES", ShowStatement),
+        ("USE d", UseStatement),
+        ("DESCRIBE t", DescribeStatement),
+        ("CREATE TABLE t (a INT)", CreateStatement),
+        ("INSERT INTO t VALUES (1)", InsertStatement),
+        ("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE", RowLevelStatement),
+        ("SELECT * FROM t$snapshots", ReadStatement),
+        ("SET a = b", PassthroughStatement),
+    ],
+)
+def test_one_typed_statement_per_family(sql: str, family: type) -> None:
+    assert type(parse_statement(sql)) is family
