@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from sql_ext.errors import SqlError
 from sql_ext.spark_types import to_spark_type
@@ -111,7 +111,9 @@ def insert_spec(tree: exp.Insert) -> InsertSpec:
     )
 
 
-def with_default_keywords(text: str, tree: exp.Insert, fragment: Fragment) -> Fragment:
+def with_default_keywords(
+    text: str, tree: exp.Insert, fragment: Fragment, tokens: Sequence[Token] | None = None
+) -> Fragment:
     """``fragment`` (the INSERT's source query) with each ``DEFAULT`` value of a VALUES row
     spelled ``NULL``: the table write gives NULL the column's default (``DefaultValueRow``),
     and NULL is what Spark fills for a column without one.
@@ -126,7 +128,7 @@ def with_default_keywords(text: str, tree: exp.Insert, fragment: Fragment) -> Fr
     start, end = source.meta[SPAN]
     tokens = [
         t
-        for t in tokenize(text)
+        for t in (tokenize(text) if tokens is None else tokens)
         if t.token_type == TokenType.DEFAULT and start <= t.start and t.end < end
     ]
     if len(tokens) != wanted:

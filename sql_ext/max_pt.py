@@ -16,12 +16,12 @@ by sqlglot); everything else of the statement stays as written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from paimon_core.operations.fallback import branch_entries, fallback_read
 from procedures.base import resolve_time_zone
@@ -67,8 +67,10 @@ def has_max_pt(tree: exp.Expr) -> bool:
     return any(_parts(dot) is not None for dot in tree.find_all(exp.Dot))
 
 
-def _calls(text: str, tree: exp.Expr, catalog_name: str) -> list[_Call]:
-    tokens = tokenize(text)
+def _calls(
+    text: str, tree: exp.Expr, catalog_name: str, tokens: Sequence[Token] | None
+) -> list[_Call]:
+    tokens = tokenize(text) if tokens is None else tokens
     by_start = {t.start: i for i, t in enumerate(tokens)}
     calls = []
     for dot in tree.find_all(exp.Dot):
@@ -111,13 +113,17 @@ def _calls(text: str, tree: exp.Expr, catalog_name: str) -> list[_Call]:
 
 
 def replace_max_pt(
-    text: str, tree: exp.Expr, catalog_name: str, evaluate: Callable[[str], str]
+    text: str,
+    tree: exp.Expr,
+    catalog_name: str,
+    evaluate: Callable[[str], str],
+    tokens: Sequence[Token] | None = None,
 ) -> str:
-    """`text` (which `tree` was parsed from) with each `sys.max_pt('<t>')` replaced by the
-    string literal `evaluate('<t>')`, aliased `max_pt(<t>)` where it is an unaliased item of
-    a SELECT list."""
+    """`text` (which `tree` was parsed from; `tokens`: its tokens, when read) with each
+    `sys.max_pt('<t>')` replaced by the string literal `evaluate('<t>')`, aliased
+    `max_pt(<t>)` where it is an unaliased item of a SELECT list."""
     edits = []
-    for call in _calls(text, tree, catalog_name):
+    for call in _calls(text, tree, catalog_name, tokens):
         literal = exp.Literal.string(evaluate(call.argument)).sql(dialect="spark")
         parent = call.node.parent
         if isinstance(parent, exp.Select) and call.node.arg_key == "expressions":

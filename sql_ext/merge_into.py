@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Literal
 from pyspark.sql import functions as F
 from pyspark.sql import types as st
 from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
 from sql_ext.errors import SqlError
@@ -176,10 +176,10 @@ def source_alias(using: exp.Expr) -> str:
     return "__paimon_source"
 
 
-def using_span(text: str) -> tuple[int, int] | None:
+def using_span(text: str, tokens: Sequence[Token] | None = None) -> tuple[int, int] | None:
     """Offsets (end exclusive) of the query in ``USING ( <query> )`` of a MERGE statement's
     text, found on its tokens: so that Spark runs the subquery as the user wrote it."""
-    tokens = tokenize(text)
+    tokens = tokenize(text) if tokens is None else tokens
     depth = 0
     for i, token in enumerate(tokens):
         if token.token_type == TokenType.L_PAREN:

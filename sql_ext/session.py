@@ -1,12 +1,13 @@
 """`PaimonSession`: Spark SQL with a Paimon catalog named `paimon` as the current catalog.
 
-Each statement is parsed (`sql_ext.syntax.parse`) and either handled here or given to Spark:
-
-* CALL, database statements, CREATE/DROP TABLE and INSERT on Paimon tables run on the
-  metadata core;
-* any other statement that reads Paimon tables is rewritten to read temporary views holding
-  the rows of the snapshot it asks for (`sql_ext.views`), then run by Spark;
-* a statement without Paimon tables or syntax is handed to Spark verbatim.
+Each statement is parsed once (`sql_ext.syntax.parse.parse_statement`) into its family's
+statement type and run by that family's module (`sql_ext.statements.routes.ROUTES`): CALL,
+database statements, CREATE/DROP TABLE, INSERT and row-level DML on Paimon tables run on the
+metadata core; statements that read Paimon tables are rewritten to read temporary views
+holding the rows of the snapshot they ask for (`sql_ext.read_rewrite`), then run by Spark; a
+statement without Paimon tables or syntax is handed to Spark verbatim. This module keeps the
+public API, the Spark bridge the families use (`sql_ext.statements.context.Session`) and the
+entry of the read rewrite.
 
 Name resolution follows Spark with `paimon` as the current catalog: `paimon.db.t` and `db.t`
 are Paimon tables, an unqualified `t` is a temporary view if one has that name, else the table
@@ -16,12 +17,11 @@ table) stay with Spark. CTE names are never tables.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyspark.errors import AnalysisException, ParseException, PySparkException
 from pyspark.sql import SparkSession
@@ -29,26 +29,12 @@ from pyspark.sql import types as st
 from sqlglot import exp
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import (
-    InvalidArgument,
-)
-from paimon_core.operations.fallback import fallback_read
 from procedures.base import ProcedureResult
 from sql_ext.datapath import source as data_source
-from sql_ext.datapath.pushdown import (
-    count_query,
-    needed_names,
-    partition_predicate,
-    table_predicate,
-)
+from sql_ext.datapath.registry import ensure_registered
 from sql_ext.dynamic_options import paimon_confs
 from sql_ext.errors import Rewrite, SqlError, first_line
 from sql_ext.errors import quiet_query_logs as _quiet_query_logs
-from sql_ext.global_system_tables import (
-    global_table_columns,
-    global_table_rows,
-    is_system_database,
-)
 from sql_ext.jvm import is_temp_view as jvm_temp_view
 from sql_ext.max_pt import has_max_pt, max_partition, replace_max_pt
 from sql_ext.metadata.config import (
@@ -57,46 +43,33 @@ from sql_ext.metadata.config import (
     resolve_catalog_options,
     resolve_warehouse,
 )
-from sql_ext.metadata_columns import requested_metadata, star_edits
-from sql_ext.spark_types import from_spark_schema
-from sql_ext.splice import Edit, Spliced, splice
+from sql_ext.read_rewrite import pushed_count, rewrite_reads, unparsed_paimon_table
+from sql_ext.splice import splice
 from sql_ext.statements.context import (
     StatementContext,
     has_paimon_syntax,
-    is_branch_name,
     is_cte,
-    table_node,
 )
 from sql_ext.statements.routes import route
-from sql_ext.syntax.dialect import SPAN, PaimonSpark, quote_identifier
+from sql_ext.syntax.dialect import PaimonSpark
 from sql_ext.syntax.parse import (
     Fragment,
     QueryStatement,
     SqlParseError,
     Statement,
-    TableRef,
     code_of,
     parse_statement,
-    replace_tables,
     split_statements,
     table_nodes,
 )
-from sql_ext.system_tables import SNAPSHOT_SYSTEM_TABLES
-from sql_ext.table_functions import EXCEPT_FALLBACK, TableFunctionCall, table_function_calls
+from sql_ext.syntax.variables import substitute_variables
 from sql_ext.views import (
-    DATA_SYSTEM_TABLES,
     ViewScope,
     local_dataframe,
-    system_table_dataframe,
-    table_dataframe,
-    travelled,
 )
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-    from paimon_core.format.snapshot import Snapshot
-    from paimon_core.table import FileStoreTable
 
 __all__ = [
     "CATALOG_NAME",
@@ -106,46 +79,8 @@ __all__ = [
     "resolve_warehouse",
 ]
 
-_LOG = logging.getLogger(__name__)
-_DATABASE_KINDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
-_EXPLAIN_MODES = frozenset({"EXTENDED", "CODEGEN", "COST", "FORMATTED"})
-_NO_VIEWS = (
-    "Paimon's filesystem catalog does not support views (only its Hive, JDBC and REST "
-    "metastores keep them); use CREATE TEMPORARY VIEW"
-)
-_PERMANENT_VIEW = "Permanent views over Paimon tables are not supported: use CREATE TEMPORARY VIEW"
 _STATEMENT_NAMES = {"truncatetable": "TRUNCATE TABLE", "alter": "ALTER TABLE"}
-_DML_NAMES = {
-    "delete": "DELETE FROM",
-    "update": "UPDATE",
-    "merge": "MERGE INTO",
-    "truncatetable": "TRUNCATE TABLE",
-}
-_SUBSTITUTE_CONF = "spark.sql.variable.substitute"
-_VARIABLE = re.compile(r"\$\{(?:(\w+?):)?(\S+?)\}")  # Spark's ConfigReader.REF_RE
-_CONF_PREFIXES = frozenset({"spark", "sparkconf", "hivevar", "hiveconf"})
-_QUERY_WORDS = frozenset({"SELECT", "WITH", "FROM", "VALUES", "TABLE", "INSERT"})
 _USING_PAIMON = re.compile(r"\bUSING\s+`?paimon\b", re.IGNORECASE)
-_AUTO_ALIAS = {"__autoGeneratedAlias": "true"}
-"""Field metadata Spark gives a column it named itself (`count(1)`)."""
-
-
-def _view(name: str) -> exp.Table:
-    return exp.Table(this=exp.to_identifier(name, quoted=True))
-
-
-def _is_target(table: exp.Table) -> bool:
-    """The table a CREATE/INSERT writes to (not one it reads)."""
-    node: exp.Expr = table
-    if isinstance(node.parent, exp.Schema) and node.arg_key == "this":
-        node = node.parent
-    return node.arg_key == "this" and isinstance(node.parent, (exp.Insert, exp.Create))
-
-
-def _has_metadata_columns(table: exp.Table) -> bool:
-    """A data table, or a system table of its rows (`$audit_log`, ...): not `$files` & co."""
-    _, _, system = table.name.partition("$")
-    return not system or system.lower() in DATA_SYSTEM_TABLES
 
 
 class PaimonSession:
@@ -200,6 +135,8 @@ class PaimonSession:
             self.catalog,
             lambda: paimon_confs(self.spark),
             lambda: self.spark.conf.get("spark.sql.session.timeZone", None),
+            is_temp_view=self.is_temp_view,
+            spark_table_exists=self.spark.catalog.tableExists,
         )
         self.pinned: list[str] = []
         # The pinned reads of each temporary view (lower-case name), dropped with it.
@@ -259,55 +196,30 @@ class PaimonSession:
 
     # -------------------------------------------------------------------- dispatch
 
-    def _substitute(self, text: str) -> str:
-        """Spark's `${var}` substitution (`VariableSubstitution`), done before parsing so that
-        `SET tbl=t; SELECT * FROM ${tbl}` reads a Paimon table as Spark would.
-
-        `${name}`, `${spark:name}`, `${sparkconf:name}`, `${hivevar:name}` and
-        `${hiveconf:name}` are session configuration values, `${env:NAME}` environment
-        variables; values are substituted in turn; unknown references stay as written.
-        """
-        if "${" not in text:
-            return text
-        enabled = self.spark.conf.get(_SUBSTITUTE_CONF, "true")
-        if str(enabled).strip().lower() != "true":
-            return text
-
-        def lookup(prefix: str | None, name: str) -> str | None:
-            if prefix is None or prefix.lower() in _CONF_PREFIXES:
-                try:
-                    return self.spark.conf.get(name, None) or None
-                except PySparkException:
-                    return None
-            if prefix.lower() == "env":
-                return os.environ.get(name) or None
-            return None
-
-        def substitute(value: str, seen: frozenset[str]) -> str:
-            def replace(match: re.Match[str]) -> str:
-                reference = match.group()
-                found = lookup(match.group(1), match.group(2))
-                if found is None:
-                    return reference
-                if reference in seen:
-                    raise SqlError(f"Circular reference in {reference}")
-                return substitute(found, seen | {reference})
-
-            return _VARIABLE.sub(replace, value)
-
-        return substitute(text, frozenset())
-
     def _statement(self, text: str, parsed: Statement | None = None) -> DataFrame:
         """Parse (unless `parsed`), expand `sys.max_pt`, and run on the statement's route."""
-        text = code_of(self._substitute(text))
+        text = code_of(substitute_variables(text, self._conf))
         statement = parse_statement(text) if parsed is None else parsed
         if isinstance(statement, QueryStatement) and has_max_pt(statement.tree):
             statement = parse_statement(
-                replace_max_pt(statement.parsed, statement.tree, CATALOG_NAME, self._max_pt)
+                replace_max_pt(
+                    statement.parsed,
+                    statement.tree,
+                    CATALOG_NAME,
+                    self._max_pt,
+                    statement.tokens or None,
+                )
             )
         return route(statement).run(self, statement)
 
     # ------------------------------------------------------------------ Spark bridge
+
+    def _conf(self, key: str) -> str | None:
+        """The session's setting `key`; None when unset."""
+        try:
+            return self.spark.conf.get(key, None)
+        except PySparkException:
+            return None
 
     def frame(self, result: ProcedureResult) -> DataFrame:
         """A result computed on the driver as a DataFrame."""
@@ -321,7 +233,7 @@ class PaimonSession:
         """Run `text` on Spark; its errors are raised (restated in the user's terms), never
         also logged, since the caller or the shell reports each error once."""
         if _USING_PAIMON.search(text):  # Spark resolves the `paimon` source itself
-            data_source.ensure_registered(self.spark)
+            ensure_registered(self.spark)
         try:
             with _quiet_query_logs():
                 return self.spark.sql(text)
@@ -335,28 +247,11 @@ class PaimonSession:
             if e.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
                 raise
             name = (e.getMessageParameters() or {}).get("relationName", "?")
-            self._unparsed_paimon_table(name, text)
+            unparsed_paimon_table(self, name, text)
             raise SqlError(
                 f"Table or view {name} not found: neither a Paimon table (current database "
                 f"'{self.current_database}') nor a Spark table or view"
             ) from None
-
-    def _unparsed_paimon_table(self, relation: str, text: str) -> None:
-        """Spark missed a Paimon table because sqlglot could not parse the statement."""
-        parts = [p.replace("``", "`") for p in re.findall(r"`((?:[^`]|``)*)`", relation)]
-        if not 1 <= len(parts) <= 3 or self.resolve(table_node(parts)) is None:
-            return
-        command = _command_name(text, parts)
-        if command is not None:
-            raise SqlError(f"{command} is not supported on Paimon table {relation}")
-        try:
-            PaimonSpark().parse(text)
-            reason = "unsupported syntax"
-        except Exception as error:
-            reason = first_line(error)
-        raise SqlParseError(
-            f"Cannot read Paimon table {relation}: the statement does not parse ({reason})"
-        )
 
     def _max_pt(self, name: str) -> str:
         """The value `sys.max_pt('<name>')` stands for (`sql_ext.max_pt`)."""
@@ -370,8 +265,6 @@ class PaimonSession:
         table = self.ctx.load(database, node.name)
         shown = f"{CATALOG_NAME}.{database}.{node.name}"
         return max_partition(table, name, shown, self.ctx.time_zone())
-
-    # ------------------------------------------------------------------- resolution
 
     def own_pins(self, view: str, pins: list[str]) -> None:
         """``view`` now holds ``pins`` (none once dropped): the reads its earlier definition
@@ -389,44 +282,6 @@ class PaimonSession:
         raises for a name that is no view, and PySpark's conversion of that error costs
         ~30 py4j round trips, on every statement that names a table without its database."""
         return jvm_temp_view(self.spark, name)
-
-    def resolve(self, table: exp.Table) -> tuple[str, str] | None:
-        """`(database, table)` when a plain name is a Paimon table, None when it is Spark's."""
-        catalog, database, name = table.catalog, table.db, table.name
-        if catalog:
-            if catalog.lower() == CATALOG_NAME:
-                return database or self.current_database, name
-            return None
-        if "$" in name:
-            return None  # Paimon syntax (`sql_ext.syntax.parse.TableRef`), never a plain name
-        resolved = database or self.current_database
-        if is_system_database(resolved):
-            if global_table_columns(name, self.catalog.options) is None:
-                return None
-        elif not self.ctx.table_exists(resolved, name):
-            return None
-        if not database and self.is_temp_view(name):
-            return None
-        return resolved, name
-
-    def target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None:
-        """The Paimon table a statement writes to; None leaves the statement to Spark."""
-        catalog, database, name = table.catalog, table.db, table.name
-        if catalog and catalog.lower() != CATALOG_NAME:
-            return None
-        resolved = database or self.current_database
-        if is_branch_name(name) and not is_system_database(resolved):
-            return resolved, name  # only a Paimon table's branch: loading it checks it
-        if "$" in name or is_system_database(resolved):
-            raise SqlError(f"Cannot write to {name}: system tables are read-only")
-        if not catalog and must_exist:
-            if not database and self.is_temp_view(name):
-                return None
-            if not self.ctx.table_exists(resolved, name) and self.spark.catalog.tableExists(
-                ".".join(quote_identifier(p) for p in (database, name) if p)
-            ):
-                return None
-        return resolved, name
 
     # ------------------------------------------------------------------------ reads
 
@@ -447,12 +302,21 @@ class PaimonSession:
         by default it is the whole statement.
         """
         if tree is None and fragment is None and not (schema_only or pin or prefix or refusal):
-            counted = self._pushed_count(statement.tree)
+            counted = pushed_count(self, statement.tree)
             if counted is not None:
                 return counted
         tree = statement.tree if tree is None else tree
         with ViewScope(self.spark, self.pinned) as scope:
-            rewritten = self._rewrite(statement.parsed, tree, scope, fragment, schema_only, refusal)
+            rewritten = rewrite_reads(
+                self,
+                statement.parsed,
+                tree,
+                scope,
+                fragment,
+                schema_only,
+                refusal,
+                statement.tokens or None,
+            )
             if rewritten is None:
                 if fragment is None:
                     return self.spark_sql(prefix + statement.text)
@@ -463,250 +327,15 @@ class PaimonSession:
             rewrite = Rewrite(rewritten, statement.parsed, len(prefix), scope.shown)
             return self.spark_sql(prefix + rewritten.text, rewrite)
 
-    def _pushed_count(self, tree: exp.Expr) -> DataFrame | None:
-        """`SELECT count(*) FROM t [WHERE <partition columns only>]` of an append table
-        without deletion vectors, answered from the manifests' row counts as Paimon-Spark's
-        aggregate pushdown does (no data file is opened); None when it does not apply.
-
-        Exact because append-table files are never merged: a file's row count is its rows.
-        Primary-key tables are read (a key's versions in several files count once)."""
-        query = count_query(tree)
-        if query is None or has_paimon_syntax(query.table):
-            return None
-        target = self.resolve(query.table)
-        if target is None or is_system_database(target[0]):
-            return None
-        table, snapshot = travelled(self.ctx.load(*target))
-        if table.is_primary_key_table or table.options.deletion_vectors_enabled:
-            return None
-        if fallback_read(table) is not None:
-            return None  # partitions of the other branch count too
-        predicate = partition_predicate(query, table.schema.fields, table.schema.partition_keys)
-        if predicate is None:
-            return None
-        splits = [] if snapshot is None else table.new_scan().plan(snapshot, predicate=predicate)
-        rows = sum(s.row_count for s in splits)
-        schema = st.StructType(
-            [
-                st.StructField(name, st.LongType(), False, _AUTO_ALIAS if auto else None)
-                for name, auto in query.columns
-            ]
-        )
-        return local_dataframe(self.spark, [[rows] * len(query.columns)], schema)
-
-    def _rewrite(
-        self,
-        text: str,
-        tree: exp.Expr,
-        scope: ViewScope,
-        fragment: Fragment | None = None,
-        schema_only: bool = False,
-        refusal: str | None = None,
-    ) -> Spliced | None:
-        """`text` reading views for the Paimon tables of `tree`; None when it has none."""
-        resolved: dict[tuple[str, str, str], tuple[str, str] | None] = {}
-
-        def plain(table: exp.Table) -> bool:
-            if (_is_target(table) and not schema_only) or is_cte(table):
-                return False
-            key = (table.catalog, table.db, table.name)
-            if key not in resolved:
-                resolved[key] = self.resolve(table)
-            return resolved[key] is not None
-
-        tables = list(table_nodes(tree))
-        calls = table_function_calls(tree, text)
-        if (
-            not calls
-            and not any(has_paimon_syntax(t) for t in tables)
-            and not any(plain(t) for t in tables if isinstance(t.this, exp.Identifier))
-        ):
-            return None
-        if refusal is not None:
-            raise SqlError(refusal)
-        views: dict[tuple[Any, ...], str] = {}
-        needed = needed_names(tree)
-        pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]] = {}
-        # Metadata columns (`__paimon_file_path`, ...) the statement reads, per table node.
-        meta = {
-            id(t): requested_metadata(tree, t)
-            for t in tables
-            if isinstance(t.this, exp.Identifier)
-            and _has_metadata_columns(t)
-            and (has_paimon_syntax(t) or plain(t))
-        }
-        meta.update({id(c.node): requested_metadata(tree, c.node) for c in calls})
-        hidden = [(t, meta.get(id(t), ())) for t in tables]
-        edits = star_edits(tree, hidden)
-        for call in calls:
-            df, shown = self._table_function(call, needed, meta[id(call.node)], schema_only)
-            edits.append(Edit(call.start, call.end, _view(scope.register(df, shown)).sql("spark")))
-        if edits:
-            pieces = fragment.pieces if fragment is not None else ((0, len(text)),)
-            previous = fragment.edits if fragment is not None else ()
-            fragment = Fragment(pieces, (*previous, *edits))
-
-        def mapping(ref: TableRef) -> exp.Expr:
-            node = ref.node
-            target = resolved.get((node.catalog, node.db, node.name))
-            if target is None:  # Paimon syntax: the name can only be a Paimon table
-                target = self.ctx.paimon_database(node), ref.table
-            timestamp = None if ref.timestamp is None else ref.timestamp.sql(dialect="spark")
-            key = (*target, ref.branch, ref.system_table, ref.version, timestamp)
-            columns = meta.get(id(node), ())
-            df, pruned = self._read(
-                target, ref, schema_only, text, tree, needed, pins, key, columns
-            )
-            key = (*key, pruned, columns)
-            if key not in views:
-                shown = f"{CATALOG_NAME}.{target[0]}.{node.name}"
-                views[key] = scope.register(df, shown)
-            return _view(views[key])
-
-        return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
-
-    def _table_function(
-        self,
-        call: TableFunctionCall,
-        needed: frozenset[str] | None,
-        meta: tuple[str, ...],
-        schema_only: bool,
-    ) -> tuple[DataFrame, str]:
-        """The DataFrame of an incremental table function (`sql_ext.table_functions`): the
-        table it names read with the option it sets; and how errors name it."""
-        parts = list(call.parts)
-        if len(parts) > 3:
-            raise SqlError(f"{call.function}: invalid table identifier: {'.'.join(parts)}")
-        if len(parts) == 3 and parts[0].lower() != CATALOG_NAME:
-            raise SqlError(f"{call.function} reads Paimon tables, not {'.'.join(parts)}")
-        database = parts[-2] if len(parts) > 1 else self.current_database
-        name, _, system = parts[-1].partition("$")
-        system = system.lower() or None
-        if system is not None and system not in DATA_SYSTEM_TABLES:
-            raise SqlError(
-                f"{call.function} reads a table, its $audit_log, $binlog or $ro, not {parts[-1]}"
-            )
-        shown = f"{CATALOG_NAME}.{database}.{parts[-1]}"
-        table = self.ctx.load(database, name, scoped_as=parts[-1]).copy(call.options)
-        fields = table.schema.fields
-        columns = None
-        if needed is not None and not schema_only:
-            columns = [f.name for f in fields if f.name.lower() in needed]
-        try:
-            df = table_dataframe(
-                self.spark,
-                table,
-                None,
-                schema_only,
-                columns,
-                system=system,
-                meta=meta,
-                except_fallback=call.function in EXCEPT_FALLBACK,
-            )
-        except InvalidArgument as e:  # name the call: the option it set is the user's input
-            raise InvalidArgument(f"{call.function} on {shown}: {e}") from None
-        return df, shown
-
-    def _read(
-        self,
-        target: tuple[str, str],
-        ref: TableRef,
-        schema_only: bool,
-        text: str,
-        tree: exp.Expr,
-        needed: frozenset[str] | None,
-        pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]],
-        key: tuple[Any, ...],
-        meta: tuple[str, ...] = (),
-    ) -> tuple[DataFrame, tuple[Any, ...]]:
-        """The DataFrame `ref` reads, and what its plan pruned (references that pruned the
-        same way share one view). `pins` holds the snapshot each table version was pinned
-        to, so that all references to it in one statement read the same snapshot."""
-        database, name = target
-        shown = f"{CATALOG_NAME}.{database}.{name}"
-        if is_system_database(database):
-            return self._global_table(shown, name, ref, schema_only), ()
-        scoped = name if ref.branch is None else f"{name}$branch_{ref.branch}"
-        system = "" if ref.system_table is None else f"${ref.system_table}"
-        table = self.ctx.load(database, name, scoped_as=scoped + system, branch=ref.branch)
-        millis = None if ref.timestamp is None else self._timestamp_millis(ref.timestamp, text)
-        travels = ref.version is not None or millis is not None
-        if ref.system_table is not None and ref.system_table not in DATA_SYSTEM_TABLES:
-            system = ref.system_table
-            snapshot_id = None
-            if travels:
-                if system not in SNAPSHOT_SYSTEM_TABLES:
-                    raise SqlError(
-                        f"Time travel on {shown}${system} is not supported: only "
-                        f"{', '.join(sorted(SNAPSHOT_SYSTEM_TABLES))} show a snapshot"
-                    )
-                _, snapshot = travelled(table, ref.version, millis)
-                snapshot_id = None if snapshot is None else snapshot.snapshot_id
-            df = system_table_dataframe(
-                self.spark, table, system, snapshot_id, self.ctx.time_zone(), schema_only
-            )
-            return df, ()
-        if key not in pins:
-            pins[key] = travelled(table, ref.version, millis)
-        moved, snapshot = pins[key]
-        fields = moved.schema.fields
-        columns = None
-        if needed is not None and not schema_only:  # DESCRIBE shows every column
-            columns = [f.name for f in fields if f.name.lower() in needed]
-        predicate = table_predicate(tree, ref.node, fields)
-        df = table_dataframe(
-            self.spark,
-            moved,
-            snapshot,
-            schema_only,
-            columns,
-            predicate,
-            system=ref.system_table,
-            meta=meta,
-        )
-        return df, (None if columns is None else tuple(columns), repr(predicate))
-
-    def _global_table(self, shown: str, name: str, ref: TableRef, schema_only: bool) -> DataFrame:
-        """`sys.<name>`, a global system table (`sql_ext.global_system_tables`)."""
-        if ref.system_table is not None or ref.branch is not None:
-            raise SqlError(f"{shown}${ref.system_table or ref.branch}: no such table")
-        if ref.version is not None or ref.timestamp is not None:
-            raise SqlError(f"Time travel on {shown} is not supported: it has no snapshots")
-        if schema_only:
-            columns = global_table_columns(name, self.catalog.options) or ()
-            result = ProcedureResult(columns, [])
-        else:
-            result = global_table_rows(self.ctx.paimon(), name)
-        return self.frame(result)
-
-    def _timestamp_millis(self, value: exp.Expr, text: str) -> int:
-        """`TIMESTAMP AS OF <value>` as epoch millis: Spark casts the value to TIMESTAMP in
-        the session time zone (a number is seconds), as it does for Paimon.
-
-        The value is evaluated as written in `text` (sqlglot parsed that span as one
-        expression), so that functions keep Spark's meaning. PySpark's error log is held back:
-        the failure is reported once, as a `SqlError`.
-        """
-        span = value.meta.get(SPAN)
-        shown = text[span[0] : span[1]] if span else value.sql(dialect="spark")
-        query = f"SELECT unix_micros(CAST((\n{shown}\n) AS TIMESTAMP))"
-        try:
-            with _quiet_query_logs():
-                micros = self.spark.sql(query).collect()[0][0]
-        except PySparkException as e:
-            raise SqlError(f"Invalid TIMESTAMP AS OF {shown}: {first_line(e)}") from None
-        if micros is None:
-            raise SqlError(f"Invalid TIMESTAMP AS OF {shown}: it is NULL")
-        return int(micros) // 1000
-
     def unsupported_on_paimon(self, tree: exp.Expr, text: str) -> DataFrame:
+        """Run `text` on Spark unless it names a Paimon table, which it cannot handle."""
         for table in table_nodes(tree):
             if not isinstance(table.this, exp.Identifier) or is_cte(table):
                 continue
             if has_paimon_syntax(table):
                 target: tuple[str, str] | None = (self.ctx.paimon_database(table), table.name)
             else:
-                target = self.resolve(table)
+                target = self.ctx.resolve(table)
             if target is not None:
                 kind = _STATEMENT_NAMES.get(tree.key, tree.key.upper())
                 raise SqlError(
@@ -715,43 +344,6 @@ class PaimonSession:
                 )
         return self.spark_sql(text)
 
-    # ------------------------------------------------------------------- statements
-
     def case_sensitive(self) -> bool:
+        """Whether Spark compares column names case-sensitively (`spark.sql.caseSensitive`)."""
         return str(self.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-
-
-def _query_fields(source: DataFrame) -> list[Any]:
-    """The Paimon fields of a CTAS / RTAS query's columns: all nullable, as Spark's
-    `query.schema.asNullable` (primary-key columns become NOT NULL in the schema)."""
-    nullable = st.StructType(
-        [st.StructField(f.name, f.dataType, True, f.metadata) for f in source.schema.fields]
-    )
-    return from_spark_schema(nullable)
-
-
-def _with_column_names(rows: DataFrame, using: exp.Expr, alias: str) -> DataFrame:
-    """The MERGE source's rows with the column names its alias gives (`s(a, b)`), as Spark
-    names a `(VALUES ...)` or `(subquery)` source; the names must match its columns."""
-    alias_node = using.args.get("alias")
-    names = [c.name for c in alias_node.columns] if alias_node is not None else []
-    if not names:
-        return rows
-    if len(names) != len(rows.columns):
-        raise SqlError(
-            f"MERGE INTO: source {alias} has {len(rows.columns)} columns but its alias gives "
-            f"{len(names)} names ({', '.join(names)})"
-        )
-    return rows.toDF(*names)
-
-
-def _command_name(text: str, parts: list[str]) -> str | None:
-    """The words naming a statement other than a query (`SHOW TBLPROPERTIES`, `DESCRIBE`):
-    those before the table name; None for queries and DML, whose syntax was the problem."""
-    first = text.lstrip().split(None, 1)[0].upper() if text.strip() else ""
-    if first.startswith("(") or first in _QUERY_WORDS:
-        return None
-    name = re.search(rf"(?i)[`\s.]{re.escape(parts[0])}\b", text)
-    words = (text[: name.start()] if name else first).split()
-    shown = " ".join(w.upper() for w in words if w.isalpha())
-    return shown if 0 < len(shown) <= 40 else first

@@ -12,11 +12,12 @@ each call by a view of the table read with that option (`sql_ext.views.table_dat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from paimon_core.operations.incremental import (
     INCREMENTAL_BETWEEN,
@@ -62,8 +63,11 @@ class TableFunctionCall:
     end: int = 0
 
 
-def table_function_calls(tree: exp.Expr, text: str) -> list[TableFunctionCall]:
-    """The incremental table function calls of `tree` (parsed from `text`).
+def table_function_calls(
+    tree: exp.Expr, text: str, tokens: Sequence[Token] | None = None
+) -> list[TableFunctionCall]:
+    """The incremental table function calls of `tree` (parsed from `text`, whose tokens are
+    `tokens` when read).
 
     Raises:
         SqlError: a call with a wrong number of arguments, a non-constant argument, or a
@@ -92,7 +96,7 @@ def table_function_calls(tree: exp.Expr, text: str) -> list[TableFunctionCall]:
                 parts=_identifier(name, args[0]),
                 options={key: ",".join(args[1:])},
                 start=start,
-                end=_call_end(text, start, name),
+                end=_call_end(text, start, name, tokens),
             )
         )
     return calls
@@ -123,12 +127,16 @@ def _identifier(function: str, text: str) -> tuple[str, ...]:
     return tuple(p.name for p in node.parts)
 
 
-def _call_end(text: str, start: int, function: str) -> int:
+def _call_end(text: str, start: int, function: str, read: Sequence[Token] | None) -> int:
     """The offset just past the `)` closing the call whose name starts at `start`."""
-    try:
-        tokens = tokenize(text[start:])
-    except SqlParseError:
-        tokens = []
+    if read is not None:
+        tokens = [t for t in read if t.start >= start]
+        start = 0
+    else:
+        try:
+            tokens = tokenize(text[start:])
+        except SqlParseError:
+            tokens = []
     depth = 0
     for token in tokens:
         if token.token_type == TokenType.L_PAREN:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -25,18 +24,15 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
-from paimon_core.operations.fallback import fallback_read, plan_branches
 from paimon_core.operations.incremental import (
     INCREMENTAL_KEYS,
     InconsistentBuckets,
-    incremental_partitions,
-    is_incremental,
-    plan_incremental,
 )
 from paimon_core.operations.time_travel import SCAN_TIMESTAMP_MILLIS, SCAN_VERSION, travel_table
 from paimon_core.table import FileStoreTable
 from sql_ext.datapath.changes import AUDIT_LOG, BINLOG, DATA, READ_OPTIMIZED
-from sql_ext.datapath.read import ReadPlan, plan_dataframe, plan_read
+from sql_ext.datapath.read import plan_dataframe, plan_read
+from sql_ext.datapath.scan import plan_table
 from sql_ext.errors import SqlError
 from sql_ext.system_tables import spark_schema, system_table_rows
 
@@ -44,8 +40,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from paimon_core.format.snapshot import Snapshot
-    from paimon_core.operations.scan import Predicate, Split
-    from paimon_core.operations.split_read import IncrementalSplit
+    from paimon_core.operations.scan import Predicate
 
 VIEW_PREFIX = "__paimon_"
 DATA_SYSTEM_TABLES = frozenset({AUDIT_LOG, BINLOG, READ_OPTIMIZED})
@@ -184,105 +179,6 @@ def table_dataframe(
         view = system if system in (AUDIT_LOG, BINLOG) else DATA
         return _snapshot_except(spark, table, e, columns, view, meta)
     return plan_dataframe(spark, plan)
-
-
-def plan_table(
-    table: FileStoreTable,
-    snapshot: Snapshot | None,
-    columns: Sequence[str] | None = None,
-    predicate: Sequence[Predicate] = (),
-    *,
-    system: str | None = None,
-    meta: Sequence[str] = (),
-) -> ReadPlan:
-    """The read of ``table`` at ``snapshot``, or of the changes its incremental options ask
-    for, or of ``system`` (``audit_log``, ``binlog``, ``ro``): see ``table_dataframe``. With
-    ``scan.fallback-branch`` or ``scan.primary-branch`` each partition is read from one of
-    two branches, each side its own way (``paimon_core.operations.fallback``); the other
-    branch's rows come by position (``ReadPlan.fallback``).
-
-    Raises:
-        InconsistentBuckets: an incremental diff across a bucket rescale.
-    """
-    view = system if system in (AUDIT_LOG, BINLOG) else DATA
-
-    def scan(t: FileStoreTable, at: Snapshot | None) -> list[Split | IncrementalSplit]:
-        return _scan_splits(t, at, predicate, system)
-
-    read = fallback_read(table)
-    if read is None:
-        splits = scan(table, snapshot)
-        return plan_read(table, snapshot, columns, predicate, splits=splits, view=view, meta=meta)
-
-    def listing(t: FileStoreTable, at: Snapshot | None) -> set[bytes]:
-        return _listed_partitions(t, at, predicate, system)
-
-    branches = plan_branches(read, snapshot, scan, listing)
-    own, other = branches.wrapped, branches.other
-    plan = plan_read(table, snapshot, columns, predicate, splits=own.splits, view=view, meta=meta)
-    if not other.splits:
-        return plan
-    position = {f.name: i for i, f in enumerate(table.schema.fields)}
-    names = [other.table.schema.fields[position[c]].name for c in plan.columns]
-    theirs = plan_read(
-        other.table, other.snapshot, names, splits=other.splits, view=view, meta=meta
-    )
-    return replace(plan, fallback=replace(theirs, columns=tuple(names)))
-
-
-def _scan_splits(
-    table: FileStoreTable,
-    snapshot: Snapshot | None,
-    predicate: Sequence[Predicate],
-    system: str | None,
-) -> list[Split | IncrementalSplit]:
-    """The splits a read of ``table`` takes (Paimon's scan of ``$ro``, of an incremental
-    read, or of ``snapshot``)."""
-    if is_incremental(table):
-        incremental = plan_incremental(table)
-        if incremental.full is None:
-            return list(incremental.splits)
-        snapshot = incremental.full
-    if snapshot is None:
-        return []
-    planned = table.new_scan().plan(snapshot=snapshot, predicate=list(predicate))
-    if system == READ_OPTIMIZED and table.is_primary_key_table:
-        top = max_level(table)
-        return [
-            replace(s, files=kept)
-            for s in planned
-            if (kept := tuple(f for f in s.files if f.level == top))
-        ]
-    return list(planned)
-
-
-def _listed_partitions(
-    table: FileStoreTable,
-    snapshot: Snapshot | None,
-    predicate: Sequence[Predicate],
-    system: str | None,
-) -> set[bytes]:
-    """The partitions a read of ``table`` lists: by its partition predicates only, of the
-    top level for ``$ro`` of a primary-key table (Paimon's ``listPartitions``)."""
-    if is_incremental(table):
-        return incremental_partitions(table, plan_incremental(table))
-    if snapshot is None:
-        return set()
-    scan = table.new_scan()
-    if system == READ_OPTIMIZED and table.is_primary_key_table:
-        top = max_level(table)
-        entries = scan.read_entries(snapshot, predicate=predicate)
-        return {e.partition for e in entries if e.file.level == top}
-    return scan.plan_partitions(snapshot, predicate)
-
-
-def max_level(table: FileStoreTable) -> int:
-    """The top level of a primary-key table's LSM tree: ``num-levels`` - 1, where
-    ``num-levels`` defaults to ``num-sorted-run.compaction-trigger`` (5) + 1."""
-    options = table.options
-    trigger = options.get_int("num-sorted-run.compaction-trigger", 5)
-    levels = options.get_int("num-levels", (trigger or 5) + 1)
-    return (levels or 1) - 1
 
 
 def _snapshot_except(

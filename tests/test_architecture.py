@@ -130,3 +130,89 @@ def test_core_modules_import_each_other_without_cycles() -> None:
     for module in sorted(graph):
         visit(module, ())
     assert len(graph) >= 30
+
+
+def _sql_ext_graph() -> dict[str, set[str]]:
+    """Every import between `sql_ext` modules: module level, in functions and in
+    `if TYPE_CHECKING:` blocks alike."""
+    root = Path(__file__).resolve().parent.parent
+    modules = {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in (root / "sql_ext").rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def test_sql_ext_has_no_import_circle() -> None:
+    graph = _sql_ext_graph()
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in trail:
+            cycle = (*trail[trail.index(module) :], module)
+            raise AssertionError("import circle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for dep in sorted(graph.get(module, ())):
+            visit(dep, (*trail, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
+    assert "sql_ext.statements.routes" in graph
+
+
+def test_statements_are_routed_by_the_route_table_alone() -> None:
+    """The session and the in-process engine pick a statement's handler from `ROUTES` (no
+    isinstance ladder over statement types), and no other module routes."""
+    root = Path(__file__).resolve().parent.parent / "sql_ext"
+    families = {
+        "CallStatement",
+        "TagStatement",
+        "AlterHead",
+        "DatabaseStatement",
+        "ExplainStatement",
+        "ShowStatement",
+        "UseStatement",
+        "DescribeStatement",
+        "CreateStatement",
+        "DropStatement",
+        "InsertStatement",
+        "RowLevelStatement",
+        "ReadStatement",
+    }
+    for router in ("session.py", "metadata/engine.py"):
+        tree = ast.parse((root / router).read_text())
+        assert any(
+            isinstance(n, ast.Call) and getattr(n.func, "id", None) == "route"
+            for n in ast.walk(tree)
+        ), router
+        checked = {
+            name.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "isinstance"
+            for name in ast.walk(n.args[1])
+            if isinstance(name, ast.Name)
+        }
+        assert not checked & families, (router, checked & families)
+    users = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if "import route\n" in p.read_text() or "import ROUTES" in p.read_text()
+    ]
+    assert sorted(users) == ["metadata/engine.py", "session.py"]

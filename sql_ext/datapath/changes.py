@@ -18,7 +18,7 @@ core's ``SplitRead``, in the schema Paimon-Spark gives it:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 from pyspark.sql import types as st
@@ -35,12 +35,43 @@ from paimon_core.operations.split_read import (
     SplitRead,
     raw_convertible,
 )
+from sql_ext.datapath.arrow import spark_arrow_schema, to_spark_arrow
 from sql_ext.spark_types import to_spark_schema, to_spark_type
 
 if TYPE_CHECKING:
+    from paimon_core.format.types import DataField
     from paimon_core.operations.scan import Split
     from paimon_core.table import FileStoreTable
-    from sql_ext.datapath.read import ReadPlan
+
+
+class ReadPlan(Protocol):
+    """What this module reads of a ``sql_ext.datapath.read.ReadPlan`` (which it does not
+    import: that module dispatches its change views here)."""
+
+    @property
+    def table(self) -> FileStoreTable: ...
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+
+    @property
+    def splits(self) -> tuple[Split | IncrementalSplit, ...]: ...
+
+    @property
+    def view(self) -> str: ...
+
+    @property
+    def meta(self) -> tuple[str, ...]: ...
+
+    @property
+    def sequence_number(self) -> bool: ...
+
+    @property
+    def fields(self) -> list[DataField]: ...
+
+    @property
+    def spark_schema(self) -> st.StructType: ...
+
 
 __all__ = [
     "AUDIT_LOG",
@@ -135,7 +166,6 @@ def _meta_type(table: FileStoreTable, name: str) -> st.DataType:
 
 def read_split(plan: ReadPlan, split: Split | IncrementalSplit) -> Iterator[pa.RecordBatch]:
     """The rows of one split of ``plan`` as Arrow batches in Spark's types."""
-    from sql_ext.datapath.read import spark_arrow_schema, to_spark_arrow
 
     table = plan.table
     schema = plan.spark_schema
@@ -144,7 +174,7 @@ def read_split(plan: ReadPlan, split: Split | IncrementalSplit) -> Iterator[pa.R
     reader = SplitRead(
         table, keep_delete=plan.view in (AUDIT_LOG, BINLOG), sequence_number=plan.sequence_number
     )
-    columns = list(plan.columns) or [_narrowest(table)]
+    columns = list(plan.columns) or [narrowest_column(table)]
     try:
         data = reader.read(split, columns, file_meta=file_meta)
     except UnsupportedFeature:
@@ -198,7 +228,6 @@ def _partition_struct(
     table: FileStoreTable, values: Sequence[Any], target: pa.DataType, n: int
 ) -> pa.Array:
     """The split's partition (one value for every row) as Spark's struct."""
-    from sql_ext.datapath.read import to_spark_arrow
 
     fields = table.schema.partition_fields
     if not fields:
@@ -212,7 +241,10 @@ def _partition_struct(
     return pa.StructArray.from_arrays(children, fields=list(target))
 
 
-def _narrowest(table: FileStoreTable) -> str:
-    from sql_ext.datapath.read import _narrowest as narrowest
-
-    return narrowest(table)
+def narrowest_column(table: FileStoreTable) -> str:
+    """A cheap column to count rows with: the first fixed-width one, else the first."""
+    fixed = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE"}
+    for f in table.schema.fields:
+        if f.type.root in fixed:
+            return f.name
+    return table.schema.fields[0].name

@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from paimon_core.exceptions import InvalidArgument
@@ -40,6 +39,8 @@ from paimon_core.operations.read import data_file_path
 from paimon_core.operations.scan import Split
 from paimon_core.operations.split_read import IncrementalSplit
 from paimon_core.operations.time_travel import SCAN_KEYS, SCAN_VERSION, travel_table
+from sql_ext.datapath.arrow import spark_arrow_schema, to_spark_arrow
+from sql_ext.datapath.changes import narrowest_column
 from sql_ext.jvm import session_confs, string_seq
 from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_schema
@@ -223,11 +224,11 @@ def plan_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     if not plan.plain:
         if plan.columns or plan.view != "data" or plan.meta:
             return _source_dataframe(spark, plan)
-        narrow = replace(plan, columns=(_narrowest(plan.table),))
+        narrow = replace(plan, columns=(narrowest_column(plan.table),))
         return _source_dataframe(spark, narrow).select()
     read_plan = plan
     if not plan.columns:
-        read_plan = replace(plan, columns=(_narrowest(plan.table),))
+        read_plan = replace(plan, columns=(narrowest_column(plan.table),))
     direct, rest = _direct_files(read_plan)
     confs = functools.cache(lambda: session_confs(spark))  # asked once, and only if needed
     frames = []
@@ -316,7 +317,7 @@ def pack_splits(
 
 
 def _source_dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
-    from sql_ext.datapath.source import FORMAT, ensure_registered
+    from sql_ext.datapath.registry import FORMAT, ensure_registered
 
     ensure_registered(spark)
     return (
@@ -448,15 +449,6 @@ def _spark_parquet(
     return df
 
 
-def _narrowest(table: FileStoreTable) -> str:
-    """A cheap column to count rows with: the first fixed-width one, else the first."""
-    fixed = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE"}
-    for f in table.schema.fields:
-        if f.type.root in fixed:
-            return f.name
-    return table.schema.fields[0].name
-
-
 # --------------------------------------------------------------- the data source's side
 
 
@@ -498,22 +490,6 @@ def source_schema(options: Mapping[str, str]) -> StructType:
     if scan:
         table = table.copy(scan)
     return plan_read(table, None, splits=(), view=view).spark_schema
-
-
-def source_reader(options: Mapping[str, str], schema: StructType) -> DataSourceReader:
-    """The reader of ``format("paimon")``: the session's plan, else a plan of the table
-    named by ``path`` at the snapshot the ``scan.*`` options pick (the latest by default),
-    its audit log with ``read.changelog`` or ``t$audit_log`` (``source_view``)."""
-    encoded = options.get(PLAN_OPTION)
-    if encoded is not None:
-        return PaimonReader(decode_plan(encoded))
-    from sql_ext.datapath.changes import DATA
-    from sql_ext.views import plan_table
-
-    named, view = source_view(options)
-    table, snapshot = _load(named)
-    system = None if view == DATA else view
-    return PaimonReader(_packed(plan_table(table, snapshot, system=system), None))
 
 
 def is_table_path(name: str) -> bool:
@@ -626,33 +602,3 @@ class PaimonReader(DataSourceReader):
             return
         for batch in read.to_arrow_batches(partition.splits, list(plan.columns)):
             yield to_spark_arrow(batch, plan.fields, target)
-
-
-def spark_arrow_schema(schema: StructType) -> pa.Schema:
-    """The Arrow schema Spark reads a batch of ``schema`` from."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(schema, timezone="UTC")
-
-
-def to_spark_arrow(batch: pa.RecordBatch, fields: Sequence[DataField], target: pa.Schema) -> Any:
-    """``batch`` (Paimon's Arrow types) in Spark's: TIME as INT milliseconds of the day,
-    timestamps in microseconds, MULTISET counts as INT, everything else cast as needed."""
-    arrays = []
-    for i, f in enumerate(fields):
-        column = batch.column(i)
-        want = target.field(i).type
-        if f.type.root == "TIME":
-            column = _time_millis(column)
-        if column.type != want:
-            column = column.cast(want)
-        arrays.append(column)
-    arrays.extend(batch.column(i) for i in range(len(fields), len(target)))  # row positions
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _time_millis(column: pa.Array) -> pa.Array:
-    if pa.types.is_time64(column.type):
-        micros = column.cast(pa.int64())
-        return pc.divide(micros, pa.scalar(1000, pa.int64())).cast(pa.int32())
-    return column.cast(pa.int32())

@@ -30,11 +30,11 @@ from pyspark.sql.datasource import (
     DataSourceWriter,
 )
 
+from sql_ext.datapath.registry import FORMAT, PENDING, REGISTERED, session_key
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
-
-FORMAT = "paimon"
 
 
 class PaimonDataSource(DataSource):
@@ -61,7 +61,7 @@ class PaimonDataSource(DataSource):
         return source_schema(self._options())
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from sql_ext.datapath.read import source_reader
+        from sql_ext.datapath.scan import source_reader
 
         return source_reader(self._options(), schema)
 
@@ -81,15 +81,6 @@ class PaimonDataSource(DataSource):
         return source_stream_writer(self._options(), schema, overwrite)
 
 
-_REGISTERED: dict[str, dict[str, str]] = {}
-"""The defaults registered in each SparkSession (by its session UUID), for
-``DataFrameWriter.save`` on the driver; the source itself carries them in its class."""
-
-
-_PENDING: dict[str, tuple[SparkSession, dict[str, str]]] = {}
-"""Registrations put off (`register(..., lazy=True)`) until `ensure_registered`, by session."""
-
-
 def register(
     spark: SparkSession, defaults: Mapping[str, str] | None = None, *, lazy: bool = False
 ) -> None:
@@ -107,42 +98,20 @@ def register(
     shell's start-up up to a second while most first statements never use the source)."""
     wanted = dict(defaults or {})
     key = session_key(spark)
-    if lazy and _REGISTERED.get(key) != wanted:
-        _PENDING[key] = (spark, wanted)
+    if lazy and REGISTERED.get(key) != wanted:
+        PENDING[key] = (wanted, lambda: register(spark, wanted))
         _route_saves()
         return
-    _PENDING.pop(key, None)
-    if _REGISTERED.get(key) != wanted:
+    PENDING.pop(key, None)
+    if REGISTERED.get(key) != wanted:
         source = PaimonDataSource
         if wanted:
             source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"DEFAULTS": wanted})
         with _active(spark):
             spark.dataSource.register(source)
-        _REGISTERED[key] = wanted
+        REGISTERED[key] = wanted
     _route_saves()
     _route_stream_starts()
-
-
-def registered_options(spark: SparkSession) -> dict[str, str]:
-    """The defaults (warehouse, catalog options) registered in ``spark`` by its latest
-    ``PaimonSession``; empty when none registered any."""
-    return dict(_REGISTERED.get(session_key(spark), {}))
-
-
-def ensure_registered(spark: SparkSession) -> None:
-    """Carry out a registration of ``spark`` put off by ``register(..., lazy=True)``; free
-    when none is pending."""
-    if not _PENDING:
-        return
-    pending = _PENDING.get(session_key(spark))
-    if pending is not None:
-        register(pending[0], pending[1])
-
-
-def session_key(spark: SparkSession) -> str:
-    """The identity of ``spark`` in the JVM (its session UUID), the same for every Python
-    object wrapping that session."""
-    return str(spark._jsparkSession.sessionUUID())
 
 
 @contextlib.contextmanager
@@ -192,7 +161,7 @@ def _route_saves() -> None:
         spark = self._spark
         given = scala_string_map(spark, jwrite.extraOptions().originalMap())
         key = session_key(spark)
-        registered = _PENDING[key][1] if key in _PENDING else _REGISTERED.get(key, {})
+        registered = PENDING[key][0] if key in PENDING else REGISTERED.get(key, {})
         merged = {**registered, **given}
         if path is not None:
             merged["path"] = path
@@ -225,7 +194,7 @@ def _route_stream_starts() -> None:
 
         spark = writer._spark
         given = scala_string_map(spark, jwrite.extraOptions().originalMap())
-        merged = {**_REGISTERED.get(session_key(spark), {}), **given}
+        merged = {**REGISTERED.get(session_key(spark), {}), **given}
         if path is not None:
             merged["path"] = path
         writer.foreachBatch(checked_sink(merged, str(jwrite.outputMode())))

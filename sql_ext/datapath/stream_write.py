@@ -137,7 +137,7 @@ def stream_sink(
     Raises:
         SqlError: another output mode than append or complete, or no such table.
     """
-    from sql_ext.datapath.source import registered_options
+    from sql_ext.datapath.registry import registered_options
 
     merged = {**registered_options(spark), **options, "path": table}
     return checked_sink(merged, output_mode)

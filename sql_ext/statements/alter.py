@@ -32,7 +32,7 @@ def run(session: Session, head: AlterHead) -> DataFrame:
     if is_branch_name(node.name) and not (node.catalog and node.catalog.lower() != CATALOG_NAME):
         target: tuple[str, str] | None = (node.db or session.current_database, node.name)
     else:
-        target = session.resolve(node)
+        target = session.ctx.resolve(node)
     if target is None:
         return session.spark_sql(text)
     alter_table(session.spark, session.ctx.paimon(), *target, head)

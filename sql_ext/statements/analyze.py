@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def _analyze(session: Session, tree: exp.Analyze, text: str) -> DataFrame:
     spec = analyze_spec(tree, text)
-    target = session.resolve(spec.table)
+    target = session.ctx.resolve(spec.table)
     if target is None:
         return session.spark_sql(text)
     table = session.ctx.load(*target, writes=True)

@@ -17,7 +17,9 @@ from paimon_core.exceptions import PaimonError
 from procedures.base import CallContext, Column
 from sql_ext.dynamic_options import with_dynamic_options
 from sql_ext.errors import SqlError
+from sql_ext.global_system_tables import global_table_columns, is_system_database
 from sql_ext.metadata.config import CATALOG_NAME
+from sql_ext.syntax.dialect import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,10 +100,16 @@ class StatementContext:
         confs: Callable[[], Mapping[str, Any]],
         time_zone: Callable[[], str | None],
         settings: Mapping[str, str] | None = None,
+        *,
+        is_temp_view: Callable[[str], bool] = lambda name: False,
+        spark_table_exists: Callable[[str], bool] = lambda name: False,
     ) -> None:
         """`settings`: the configuration Spark would start with, where no Spark runs (the
-        in-process engine answers only when they keep Spark's defaults)."""
+        in-process engine answers only when they keep Spark's defaults); `is_temp_view(name)`
+        and `spark_table_exists(quoted name)` ask Spark's session catalog, where Spark runs."""
         self.catalog = catalog
+        self.is_temp_view = is_temp_view
+        self.spark_table_exists = spark_table_exists
         self.settings = dict(settings or {})
         self.current_database: str = DEFAULT_DATABASE
         self.confs = confs
@@ -187,6 +195,45 @@ class StatementContext:
             )
         return table.db or self.current_database
 
+    def resolve(self, table: exp.Table) -> tuple[str, str] | None:
+        """`(database, table)` when a plain name is a Paimon table, None when it is Spark's
+        (a temporary view of that name hides the table, as in Spark)."""
+        catalog, database, name = table.catalog, table.db, table.name
+        if catalog:
+            if catalog.lower() == CATALOG_NAME:
+                return database or self.current_database, name
+            return None
+        if "$" in name:
+            return None  # Paimon syntax (`sql_ext.syntax.parse.TableRef`), never a plain name
+        resolved = database or self.current_database
+        if is_system_database(resolved):
+            if global_table_columns(name, self.catalog.options) is None:
+                return None
+        elif not self.table_exists(resolved, name):
+            return None
+        if not database and self.is_temp_view(name):
+            return None
+        return resolved, name
+
+    def target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None:
+        """The Paimon table a statement writes to; None leaves the statement to Spark."""
+        catalog, database, name = table.catalog, table.db, table.name
+        if catalog and catalog.lower() != CATALOG_NAME:
+            return None
+        resolved = database or self.current_database
+        if is_branch_name(name) and not is_system_database(resolved):
+            return resolved, name  # only a Paimon table's branch: loading it checks it
+        if "$" in name or is_system_database(resolved):
+            raise SqlError(f"Cannot write to {name}: system tables are read-only")
+        if not catalog and must_exist:
+            if not database and self.is_temp_view(name):
+                return None
+            if not self.table_exists(resolved, name) and self.spark_table_exists(
+                ".".join(quote_identifier(p) for p in (database, name) if p)
+            ):
+                return None
+        return resolved, name
+
     def database_of(self, table: exp.Table) -> str | None:
         """The Paimon database of a table name; None: another catalog's (Spark's)."""
         if table.catalog and table.catalog.lower() != CATALOG_NAME:
@@ -230,10 +277,6 @@ class Session(Protocol):
         prefix: str = "",
         refusal: str | None = None,
     ) -> DataFrame: ...
-
-    def resolve(self, table: exp.Table) -> tuple[str, str] | None: ...
-
-    def target(self, table: exp.Table, *, must_exist: bool = True) -> tuple[str, str] | None: ...
 
     def is_temp_view(self, name: str) -> bool: ...
 

@@ -63,7 +63,7 @@ def _create_table(session: Session, statement: QueryStatement) -> DataFrame:
                 f"Paimon tables are created USING paimon, not {spec.provider or 'TEMPORARY'}"
             )
         return session.query(statement)
-    target = session.target(spec.target, must_exist=False)
+    target = session.ctx.target(spec.target, must_exist=False)
     if target is None:
         return session.query(statement)
     database, name = target
@@ -153,7 +153,7 @@ def _reads_table(session: Session, query: exp.Expr, target: tuple[str, str]) -> 
         if table.args.get("version") is not None:
             found: tuple[str, str] | None = (session.ctx.paimon_database(table), table.name)
         else:
-            found = session.resolve(table)
+            found = session.ctx.resolve(table)
         if found == target:
             return True
     return False
@@ -161,7 +161,7 @@ def _reads_table(session: Session, query: exp.Expr, target: tuple[str, str]) -> 
 
 def _create_like(session: Session, spec: TableSpec, identifier: str) -> DataFrame:
     assert spec.like is not None
-    source = session.resolve(spec.like)
+    source = session.ctx.resolve(spec.like)
     shown = spec.like.sql(dialect="spark")
     if source is None:
         raise SqlError(f"CREATE TABLE {identifier} LIKE {shown}: {shown} is no Paimon table")

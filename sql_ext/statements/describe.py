@@ -77,7 +77,7 @@ def run(session: Session, statement: DescribeStatement) -> DataFrame:
         and isinstance(table.this, exp.Identifier)
         and not has_paimon_syntax(table)
     ):
-        target = session.resolve(table)
+        target = session.ctx.resolve(table)
         if target is not None and is_system_database(target[0]):
             columns = global_table_columns(target[1], session.catalog.options) or ()
             return session.frame(describe_system_table(column_triples(columns)))

@@ -24,7 +24,7 @@ def _drop_table(session: Session, tree: exp.Drop, text: str) -> DataFrame:
     (table,) = tree.args.get("tables") or [tree.this]
     if tree.args.get("temporary") or not isinstance(table, exp.Table):
         return session.spark_sql(text)
-    target = session.target(table)
+    target = session.ctx.target(table)
     if target is None:
         return session.spark_sql(text)
     database, name = target

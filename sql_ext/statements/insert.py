@@ -38,11 +38,13 @@ def _insert(session: Session, statement: QueryStatement) -> DataFrame:
     tree = statement.tree
     assert isinstance(tree, exp.Insert)
     spec = insert_spec(tree)
-    target = session.target(spec.target)
+    target = session.ctx.target(spec.target)
     if target is None:
         return session.query(statement)
     table = session.ctx.load(*target, writes=True)
-    fragment = with_default_keywords(statement.parsed, tree, query_fragment(tree))
+    fragment = with_default_keywords(
+        statement.parsed, tree, query_fragment(tree), statement.tokens or None
+    )
     source = session.query(statement, spec.source, fragment=fragment)
     evolution = None
     if spec.by_name:  # only writes by name merge schemas (`sql_ext.merge_schema`)

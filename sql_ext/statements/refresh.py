@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def _refresh(session: Session, table: exp.Table, text: str) -> DataFrame:
     """REFRESH TABLE of a Paimon table only checks that it exists: every statement reads
     Paimon tables afresh, so there is no cache to drop."""
-    target = session.resolve(table) if not has_paimon_syntax(table) else None
+    target = session.ctx.resolve(table) if not has_paimon_syntax(table) else None
     if target is None:
         return session.spark_sql(text)
     session.ctx.load(*target)

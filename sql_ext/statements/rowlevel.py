@@ -13,7 +13,13 @@ from paimon_core.exceptions import (
 )
 from sql_ext.dml import delete, truncate
 from sql_ext.errors import SqlError, first_line
-from sql_ext.merge_into import Source, merge_into, source_alias, source_query, using_span
+from sql_ext.merge_into import (
+    Source,
+    merge_into,
+    source_alias,
+    source_query,
+    using_span,
+)
 from sql_ext.metadata.config import (
     CATALOG_NAME,
 )
@@ -78,7 +84,7 @@ def _dml(
     writable = not has_paimon_syntax(node) or (
         is_branch_name(node.name) and node.args.get("version") is None
     )
-    target = session.target(node) if writable else None
+    target = session.ctx.target(node) if writable else None
     if target is None or not session.ctx.table_exists(*target):
         try:
             return session.unsupported_on_paimon(tree, text)
@@ -134,7 +140,7 @@ def _merge_source(session: Session, statement: QueryStatement, tree: exp.Merge) 
         return Source(rows, alias, using)
     query = using.this if isinstance(using, exp.Subquery) else using
     if isinstance(query, (exp.Query, exp.Values)):
-        span = using_span(statement.parsed)
+        span = using_span(statement.parsed, statement.tokens or None)
         if span is None:
             raise SqlParseError("MERGE INTO: cannot find the source query's text")
         rows = session.query(statement, query, fragment=Fragment((span,)))

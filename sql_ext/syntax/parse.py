@@ -82,7 +82,7 @@ _SPECIAL = re.compile(r"""['"`;]|--|/\*""")
 _BLOCK_COMMENT = re.compile(r"/\*|\*/")
 # Spark strings take backslash escapes except raw ones (r'...'); back-quotes escape by doubling,
 # which scanning as two adjacent quoted parts handles.
-_QUOTED = {q: re.compile(rf"{q}[^{q}\\]*(?:\\.[^{q}\\]*)*{q}", re.S) for q in "'\""}
+_QUOTED = {q: re.compile(rf"{q}[^{q}\\]*(?:\\.[^{q}\\]*)*{q}", re.DOTALL) for q in "'\""}
 _QUOTED["`"] = re.compile(r"`[^`]*`")
 _RAW_QUOTED = {q: re.compile(rf"{q}[^{q}]*{q}") for q in "'\""}
 _MAX_SNIPPET = 80

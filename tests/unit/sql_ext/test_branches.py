@@ -284,7 +284,7 @@ def test_read_optimized_takes_each_partition_from_the_branch_with_top_level_file
     the fallback branch there, while the table's rows take it from main."""
     from paimon_core.lifecycle.branch_management import create_branch
     from paimon_core.table import FileStoreTable
-    from sql_ext.views import plan_table
+    from sql_ext.datapath.scan import plan_table
     from tests.unit.procedures.helpers import SCHEMA, call
 
     catalog = new_catalog(warehouse)

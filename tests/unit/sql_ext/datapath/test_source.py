@@ -84,21 +84,21 @@ def test_a_sql_only_session_registers_the_source_when_a_statement_needs_it(
     """The shell's session puts the registration off: most first statements (a query without
     Paimon tables, CREATE, INSERT, append tables read by Spark's Parquet reader) never use
     the source, and registering costs the shell's start-up."""
-    from sql_ext.datapath import source
+    from sql_ext.datapath import registry
 
     spark = new_spark_session()
     warehouse = str(tmp_path / "wh")
     session = PaimonSession(spark, warehouse=warehouse, sql_only=True)
-    key = source.session_key(spark)
+    key = registry.session_key(spark)
     session.sql("SELECT 1").collect()
     session.sql("CREATE TABLE t (a INT) TBLPROPERTIES ('primary-key' = 'a', 'bucket' = '1')")
     session.sql("INSERT INTO t VALUES (1), (2)")
-    assert key not in source._REGISTERED
+    assert key not in registry.REGISTERED
     assert _table_rows(session) == [(1,), (2,)]  # merged by the source's reader
-    assert source._REGISTERED[key]["warehouse"] == warehouse
+    assert registry.REGISTERED[key]["warehouse"] == warehouse
 
     later = new_spark_session()  # a statement that names the source registers it too
     other = PaimonSession(later, warehouse=warehouse, sql_only=True)
     other.sql("CREATE TEMPORARY VIEW v USING paimon OPTIONS (path 'default.t')")
     assert sorted(tuple(r) for r in other.sql("SELECT a FROM v").collect()) == [(1,), (2,)]
-    assert source._REGISTERED[source.session_key(later)]["warehouse"] == warehouse
+    assert registry.REGISTERED[registry.session_key(later)]["warehouse"] == warehouse
