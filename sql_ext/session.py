@@ -38,6 +38,7 @@ from paimon_core.exceptions import (
     TableAlreadyExist,
     TableNotExist,
 )
+from paimon_core.operations.commit import commit_operation
 from paimon_core.operations.fallback import fallback_read
 from paimon_core.operations.time_travel import travel_table
 from procedures.base import ProcedureResult
@@ -103,6 +104,7 @@ from sql_ext.parse import (
 )
 from sql_ext.replace import SELF_REFERENCE, plan_replace, replace_in_place
 from sql_ext.rowlevel import Target
+from sql_ext.snapshot_operation import snapshot_operation
 from sql_ext.spark_types import from_spark_schema
 from sql_ext.splice import Edit, Spliced, splice
 from sql_ext.system_tables import SNAPSHOT_SYSTEM_TABLES
@@ -310,7 +312,8 @@ class PaimonSession:
         statement = code_of(statements[0])
         if parsed is not None and parsed.text != statement:
             parsed = None
-        return self._statement(statement, parsed)
+        with commit_operation(snapshot_operation(statement)):
+            return self._statement(statement, parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Each statement of `text` with its result, run one at a time as the caller iterates.

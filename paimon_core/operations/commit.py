@@ -17,8 +17,10 @@ import threading
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +66,22 @@ PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
 
 
 _PUBLISHED_ATTRIBUTE = "paimon_published_snapshot"
+
+COMMIT_OPERATION: ContextVar[str | None] = ContextVar("paimon_commit_operation", default=None)
+"""The SQL operation the snapshots committed now belong to (Paimon 2.0's ``Snapshot.operation``:
+``WRITE``, ``OVERWRITE``, ``UPDATE``, ``DELETE``, ``MERGE``, ``TRUNCATE``,
+``CREATE_TABLE_AS_SELECT``, ...), or None (procedures, the core's own API)."""
+
+
+@contextmanager
+def commit_operation(operation: str | None) -> Iterator[None]:
+    """Snapshots committed inside the block record ``operation`` (the writes' own compactions
+    too, as Paimon-Spark's commits of one statement do)."""
+    token = COMMIT_OPERATION.set(operation)
+    try:
+        yield
+    finally:
+        COMMIT_OPERATION.reset(token)
 
 
 def published_before(error: BaseException) -> int | None:
@@ -847,6 +865,7 @@ class FileStoreCommit:
                 properties=dict(properties) if properties else None,
                 # Java 1.3+ carries the row-id counter through every commit.
                 next_row_id=latest.next_row_id if latest else None,
+                operation=COMMIT_OPERATION.get(),
             )
             self._check_added_files_exist(changes)
             published = table.snapshot_manager.commit(snapshot)
