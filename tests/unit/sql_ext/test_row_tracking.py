@@ -78,3 +78,49 @@ def test_row_tracking_system_table_of_a_plain_table_is_refused(session: PaimonSe
     session.sql("CREATE TABLE db.p (id INT)")
     with pytest.raises(Exception, match="does not support row tracking"):
         session.sql("SELECT * FROM db.`p$row_tracking`").collect()
+
+
+def _tracked(session: PaimonSession) -> list[tuple[Any, ...]]:
+    return _rows(session, "SELECT id, v, _ROW_ID, _SEQUENCE_NUMBER FROM db.t")
+
+
+def _next_row_id(warehouse: str) -> int | None:
+    latest = FileSystemCatalog(warehouse).get_table("db.t").latest_snapshot()
+    assert latest is not None
+    return latest.next_row_id
+
+
+def test_update_keeps_row_ids(tracked: PaimonSession, warehouse: str) -> None:
+    tracked.sql("UPDATE db.t SET v = 'B' WHERE id = 2")
+    # the updated row: snapshot 3's sequence number; its file-mates keep theirs
+    assert _tracked(tracked) == [(1, "a", 0, 1), (2, "B", 1, 3), (3, "c", 2, 1), (4, "d", 3, 2)]
+    assert _next_row_id(warehouse) == 4
+    tracked.sql("INSERT INTO db.t VALUES (5, 'e', 'y')")
+    assert (5, "e", 4, 4) in _tracked(tracked)
+
+
+def test_delete_keeps_the_other_rows_ids(tracked: PaimonSession, warehouse: str) -> None:
+    tracked.sql("DELETE FROM db.t WHERE id = 2")
+    assert _tracked(tracked) == [(1, "a", 0, 1), (3, "c", 2, 1), (4, "d", 3, 2)]
+    assert _next_row_id(warehouse) == 4
+
+
+def test_merge_keeps_matched_ids_and_gives_inserts_new_ones(
+    tracked: PaimonSession, warehouse: str
+) -> None:
+    tracked.sql("CREATE TABLE db.s (id INT, v STRING, dt STRING)")
+    tracked.sql("INSERT INTO db.s VALUES (1, 'A', 'x'), (9, 'z', 'y')")
+    tracked.sql(
+        "MERGE INTO db.t USING db.s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _tracked(tracked) == [
+        (1, "A", 0, 3),
+        (2, "b", 1, 1),
+        (3, "c", 2, 1),
+        (4, "d", 3, 2),
+        (9, "z", 4, 3),
+    ]
+    assert _next_row_id(warehouse) == 5
+    tracked.sql("MERGE INTO db.t USING db.s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert [r[2] for r in _tracked(tracked)] == [1, 2, 3]
