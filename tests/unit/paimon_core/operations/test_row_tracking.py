@@ -3,11 +3,19 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
+from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import CorruptMetadata
 from paimon_core.format.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
+from paimon_core.lifecycle.branch_management import create_branch, merge_branch
+from paimon_core.lifecycle.rollback import rollback_to_snapshot
+from paimon_core.lifecycle.tag_management import create_tag
+from paimon_core.operations.copy import copy_files
+from paimon_core.operations.deletion_vectors import delete_positions
 from paimon_core.operations.row_tracking import assign_row_tracking
+from paimon_core.table import FileStoreTable
 
 
 def _file(
@@ -108,3 +116,103 @@ def test_blob_files_share_the_ids_of_the_row_file_before_them() -> None:
 def test_a_file_without_file_source_is_refused() -> None:
     with pytest.raises(CorruptMetadata, match="no file source"):
         assign_row_tracking(1, 0, [_add(_file("a", 1, source=None))], {})
+
+
+# ------------------------------------------------------------------ through a table
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+TRACKED = ["id", "_ROW_ID", "_SEQUENCE_NUMBER"]
+
+
+def _tracked_table(warehouse: str, name: str = "t", **options: str) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog.create_table(
+        f"db.{name}",
+        SCHEMA,
+        partition_keys=["dt"],
+        options={"row-tracking.enabled": "true", **options},
+    )
+
+
+def _batch(ids: list[int], dt: str = "a") -> pa.Table:
+    return pa.table({"id": ids, "dt": [dt] * len(ids)}, schema=SCHEMA)
+
+
+def _ids(table: FileStoreTable) -> list[tuple[int, int, int]]:
+    fresh = FileSystemCatalog(table.path.rsplit("/", 2)[0]).get_table(table.identifier or "db.t")
+    if table.branch_root != fresh.branch_root:
+        fresh = fresh.switch_to_branch(table.branch_root.rsplit("branch-", 1)[1])
+    rows = fresh.new_read().to_arrow(fresh.new_scan().plan(), TRACKED).to_pylist()
+    return sorted((r["id"], r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in rows)
+
+
+def _next_row_id(table: FileStoreTable) -> int | None:
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest is not None
+    return latest.next_row_id
+
+
+def test_overwrite_truncate_and_manifest_compaction_never_reuse_ids(warehouse: str) -> None:
+    table = _tracked_table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    table.write_arrow(_batch([3]), overwrite=True)
+    assert _ids(table) == [(3, 2, 2)]
+    table.new_commit().truncate_table()
+    assert _next_row_id(table) == 3
+    table.new_commit().compact_manifest()
+    table.write_arrow(_batch([4], "b"))
+    assert _ids(table) == [(4, 3, 5)]
+    assert _next_row_id(table) == 4
+
+
+def test_deletion_vectors_leave_the_other_rows_ids(warehouse: str) -> None:
+    """Positions count the rows a deletion vector deletes, as Java's ``returnedPosition``."""
+    table = _tracked_table(warehouse, **{"deletion-vectors.enabled": "true"})
+    table.write_arrow(_batch([1, 2, 3]))
+    (split,) = table.new_scan().plan()
+    (f,) = split.files
+    assert delete_positions(table, {(split.partition, split.bucket): {f.file_name: [1]}})
+    assert _ids(table) == [(1, 0, 1), (3, 2, 1)]
+    table.write_arrow(_batch([4]))
+    assert _ids(table) == [(1, 0, 1), (3, 2, 1), (4, 3, 3)]
+    assert _next_row_id(table) == 4
+
+
+def test_rollback_takes_the_counter_back_with_the_rows(warehouse: str) -> None:
+    """Java 2.0's ``rollbackTo``: the newer snapshots and their files go, their ids are free."""
+    table = _tracked_table(warehouse)
+    table.write_arrow(_batch([1]))
+    table.write_arrow(_batch([2, 3]))
+    rollback_to_snapshot(table, 1)
+    assert _next_row_id(table) == 1
+    table.write_arrow(_batch([4]))
+    assert _ids(table) == [(1, 0, 1), (4, 1, 2)]
+
+
+def test_branches_count_on_their_own_and_a_merge_gives_new_ids(warehouse: str) -> None:
+    table = _tracked_table(warehouse)
+    table.write_arrow(_batch([1, 2]))
+    create_tag(table, "t1", snapshot_id=1)
+    create_branch(table, "b", "t1")
+    branch = table.switch_to_branch("b")
+    branch.write_arrow(_batch([10]))
+    table.write_arrow(_batch([3]))
+    assert _ids(branch) == [(1, 0, 1), (2, 1, 1), (10, 2, 2)]
+    assert _ids(table) == [(1, 0, 1), (2, 1, 1), (3, 2, 2)]
+    assert merge_branch(table, "b") == 1
+    assert _ids(table) == [(1, 0, 1), (2, 1, 1), (3, 2, 2), (10, 3, 2)]
+    assert _next_row_id(table) == 4
+
+
+def test_copied_files_keep_their_ids_and_the_counter_covers_them(warehouse: str) -> None:
+    source = _tracked_table(warehouse, "s")
+    source.write_arrow(_batch([1, 2]))
+    source.write_arrow(_batch([3]))
+    target = _tracked_table(warehouse, "t")
+    target.write_arrow(_batch([9], "b"))
+    copy_files(source, target)
+    assert _ids(target) == [(1, 0, 1), (2, 1, 1), (3, 2, 2), (9, 0, 1)]
+    assert _next_row_id(target) == 3
+    target.write_arrow(_batch([4], "c"))
+    assert (4, 3, 3) in _ids(target)
