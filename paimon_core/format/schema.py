@@ -385,8 +385,27 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+    _validate_row_tracking(s, bucket)
     validate_merge_options(s)
     validate_file_index(s.fields, s.options, names)
+
+
+def _validate_row_tracking(s: TableSchema, bucket: int) -> None:
+    """``SchemaValidation.validateRowTracking``: a row-tracking table has no primary key, one
+    bucket mode (-1) and no column named as its row-tracking columns."""
+    if (s.options.get("row-tracking.enabled") or "").strip().lower() != "true":
+        return
+    if s.primary_keys:
+        raise SchemaError("Cannot define primary-key for row tracking table.")
+    if bucket != -1:
+        raise SchemaError(
+            "Cannot define bucket for row tracking table, it only support bucket = -1"
+        )
+    for name in ("_ROW_ID", "_SEQUENCE_NUMBER"):
+        if name in s.field_names:
+            raise SchemaError(
+                f"Row tracking field name '{name}' conflicts with existing field names."
+            )
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

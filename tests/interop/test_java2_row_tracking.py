@@ -103,3 +103,36 @@ def test_java_compaction_is_read_with_the_stored_ids(java2: Java2, warehouse: st
     java2.write("db.t", _rows([10]))
     assert (10, "v10", "a", 9, 10) in _java(java2)
     assert _ours(warehouse) == _java(java2)
+
+
+def test_our_update_and_merge_keep_ids_as_java_reads_them(
+    java2: Java2, warehouse: str, spark: Any
+) -> None:
+    from sql_ext.session import PaimonSession
+
+    _create(java2)
+    java2.write("db.t", _rows([1, 2, 3]))
+    java2.write("db.t", _rows([4], "b"))
+    session = PaimonSession(spark, warehouse=warehouse)
+    try:
+        session.sql("UPDATE paimon.db.t SET v = 'U' WHERE id = 2")
+        session.sql("CREATE TABLE paimon.db.s (id BIGINT, v STRING, dt STRING)")
+        session.sql("INSERT INTO paimon.db.s VALUES (4, 'M', 'b'), (7, 'n', 'c')")
+        session.sql(
+            "MERGE INTO paimon.db.t USING paimon.db.s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
+        )
+        session.sql("DELETE FROM paimon.db.t WHERE id = 1")
+    finally:
+        session.stop()
+    expected = [
+        (2, "U", "a", 1, 3),
+        (3, "v3", "a", 2, 1),
+        (4, "M", "b", 3, 4),
+        (7, "n", "c", 4, 4),
+    ]
+    assert _ours(warehouse) == _java(java2) == expected
+    java2.write("db.t", _rows([8]))
+    assert (8, "v8", "a", 5, 6) in _java(java2)
+    assert _ours(warehouse) == _java(java2)
+    assert java2.snapshots("db.t")[-1]["nextRowId"] == 6

@@ -124,3 +124,9 @@ def test_merge_keeps_matched_ids_and_gives_inserts_new_ones(
     assert _next_row_id(warehouse) == 5
     tracked.sql("MERGE INTO db.t USING db.s ON t.id = s.id WHEN MATCHED THEN DELETE")
     assert [r[2] for r in _tracked(tracked)] == [1, 2, 3]
+
+
+def test_describe_extended_lists_the_row_tracking_columns(tracked: PaimonSession) -> None:
+    rows = [tuple(r)[:2] for r in tracked.sql("DESCRIBE TABLE EXTENDED db.t").collect()]
+    start = rows.index(("# Metadata Columns", ""))
+    assert rows[start + 1 : start + 3] == [("_ROW_ID", "bigint"), ("_SEQUENCE_NUMBER", "bigint")]

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import CorruptMetadata
+from paimon_core.exceptions import CorruptMetadata, SchemaError
 from paimon_core.format.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
 from paimon_core.lifecycle.branch_management import create_branch, merge_branch
 from paimon_core.lifecycle.rollback import rollback_to_snapshot
@@ -216,3 +218,24 @@ def test_copied_files_keep_their_ids_and_the_counter_covers_them(warehouse: str)
     assert _next_row_id(target) == 3
     target.write_arrow(_batch([4], "c"))
     assert (4, 3, 3) in _ids(target)
+
+
+@pytest.mark.parametrize(
+    ("fields", "keys", "options", "error"),
+    [
+        (["id"], ["id"], {}, "Cannot define primary-key for row tracking table."),
+        (["id"], [], {"bucket": "2", "bucket-key": "id"}, "it only support bucket = -1"),
+        (["id", "_ROW_ID"], [], {}, "'_ROW_ID' conflicts with existing field names"),
+    ],
+)
+def test_row_tracking_tables_are_append_tables_without_buckets(
+    warehouse: str, fields: list[str], keys: list[str], options: dict[str, str], error: str
+) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([pa.field(f, pa.int64(), False) for f in fields])
+    with pytest.raises(SchemaError, match=re.escape(error)):
+        catalog.create_table(
+            "db.t", schema, primary_keys=keys, options={"row-tracking.enabled": "true", **options}
+        )
+    assert not catalog.table_exists("db.t")
