@@ -24,8 +24,9 @@
 //        BatchTableWrite.compact(partition, bucket, full) of every bucket with files, one commit
 //        -> {"buckets", "latestSnapshot"}
 //
-// Input values go through Paimon's TypeUtils.castFromString (their JSON text); output values:
-// booleans and numbers as JSON, everything else as Paimon's cast to STRING.
+// Input values go through Paimon's TypeUtils.castFromString (their JSON text), VARIANT values
+// through GenericVariant.fromJson; output values: booleans and numbers as JSON, VARIANT as its
+// toJson() text, everything else as Paimon's cast to STRING.
 import java.io.File;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -49,6 +50,8 @@ import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryRow;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.variant.GenericVariant;
+import org.apache.paimon.data.variant.Variant;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.io.DataFileMeta;
@@ -68,6 +71,7 @@ import org.apache.paimon.table.sink.RowKeyExtractor;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DataTypeRoot;
 import org.apache.paimon.types.DataTypes;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
@@ -221,8 +225,10 @@ public class Paimon2 {
         GenericRow row = new GenericRow(kind, type.getFieldCount());
         for (int i = 0; i < type.getFieldCount(); i++) {
             JsonNode v = r.get(type.getFieldNames().get(i));
+            DataType ft = type.getTypeAt(i);
             row.setField(i, v == null || v.isNull() ? null
-                    : TypeUtils.castFromString(v.asText(), type.getTypeAt(i)));
+                    : ft.getTypeRoot() == DataTypeRoot.VARIANT ? GenericVariant.fromJson(v.asText())
+                    : TypeUtils.castFromString(v.asText(), ft));
         }
         return row;
     }
@@ -293,6 +299,9 @@ public class Paimon2 {
             switch (ft.getTypeRoot()) {
                 case BOOLEAN: case TINYINT: case SMALLINT: case INTEGER: case BIGINT:
                 case FLOAT: case DOUBLE:
+                    break;
+                case VARIANT:
+                    v = v == null ? null : ((Variant) v).toJson();
                     break;
                 default:
                     @SuppressWarnings("unchecked")
