@@ -42,8 +42,15 @@ ON: dict[str, dict[str, str]] = {
         "data-file.external-paths.strategy": "round-robin",
     },
     "chain tables": {"chain-table.enabled": "true"},
+    "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"row tracking", "postpone bucket", "row kind field", "external data paths"}
+READABLE = {
+    "row tracking",
+    "postpone bucket",
+    "row kind field",
+    "external data paths",
+    "VARIANT shredding inference",
+}
 
 
 def test_every_feature_has_a_case() -> None:
