@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from paimon_core.format.commit_message import CommitMessage
-from sql_ext.dialect import quote_identifier
+from sql_ext.dialect import PaimonSpark, quote_identifier
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.metadata.config import CATALOG_NAME
 
@@ -289,7 +289,7 @@ def _apply(
 
 def spark_expr(node: exp.Expr) -> Column:
     """``node`` as a Spark column expression (Spark SQL generated from the tree)."""
-    return F.expr(node.sql(dialect="spark"))
+    return F.expr(node.sql(dialect=PaimonSpark))
 
 
 def spark_col(alias: str, name: str) -> Column:
