@@ -190,7 +190,7 @@ def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame)
     columns = []
     for f in schema.fields:
         if f.name in static:
-            value = F.expr(static[f.name].sql(dialect="spark"))
+            value = F.expr(static[f.name].sql(dialect=PaimonSpark))
         elif f.name in sources:
             value = F.col(f"_c{sources[f.name]}")
         else:

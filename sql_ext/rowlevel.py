@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.operations.row_tracking import ROW_TRACKING_COLUMNS, row_tracking_enabled
-from sql_ext.dialect import quote_identifier
+from sql_ext.dialect import PaimonSpark, quote_identifier
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.metadata.config import CATALOG_NAME
 
@@ -290,7 +290,7 @@ def _apply(
 
 def spark_expr(node: exp.Expr) -> Column:
     """``node`` as a Spark column expression (Spark SQL generated from the tree)."""
-    return F.expr(node.sql(dialect="spark"))
+    return F.expr(node.sql(dialect=PaimonSpark))
 
 
 def spark_col(alias: str, name: str) -> Column:

@@ -119,6 +119,13 @@ FEATURES: tuple[Feature, ...] = (
     Feature("row kind field", "rowkind.field", _named("rowkind.field"), True),
     # Readers follow each file's ``_EXTERNAL_PATH``; writers would put files in the table.
     Feature("external data paths", "data-file.external-paths", _external_paths, True),
+    # Writers pick each file's VARIANT shredding from its rows; readers rebuild any shredding.
+    Feature(
+        "VARIANT shredding inference",
+        "variant.inferShreddingSchema",
+        _true("variant.inferShreddingSchema"),
+        True,
+    ),
     # Partitions missing from the table are read from its snapshot and delta branches.
     Feature("chain tables", "chain-table.enabled", _true("chain-table.enabled"), False),
 )

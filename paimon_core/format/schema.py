@@ -345,6 +345,9 @@ def validate_schema(s: TableSchema) -> None:
         raise SchemaError(
             f"Table column {names} should include all primary key constraint {missing}"
         )
+    _check_key_types(s.fields, s.primary_keys, "primary key")
+    _check_key_types(s.fields, s.partition_keys, "partition")
+    _check_key_types(s.fields, _split_keys(s.options.get(BUCKET_KEY_OPTION)), "bucket key")
     if s.primary_keys and not s.trimmed_primary_keys:
         raise SchemaError(
             f"Primary key constraint {list(s.primary_keys)} should not be same with partition "
@@ -405,6 +408,30 @@ def _validate_row_tracking(s: TableSchema, bucket: int) -> None:
         if name in s.field_names:
             raise SchemaError(
                 f"Row tracking field name '{name}' conflicts with existing field names."
+            )
+
+
+_KEY_UNSUPPORTED = {
+    "MAP": "MapType",
+    "ARRAY": "ArrayType",
+    "ROW": "RowType",
+    "MULTISET": "MultisetType",
+    "VECTOR": "VectorType",
+    "VARIANT": "VariantType",
+}
+"""Column types that cannot be keys: Java's ``PRIMARY_KEY_UNSUPPORTED_LOGICAL_TYPES``, and
+VARIANT, which Java 2.x accepts in the schema but then fails to write (``Illegal type:
+VARIANT`` from its generated key projection)."""
+
+
+def _check_key_types(fields: Sequence[DataField], keys: Sequence[str], what: str) -> None:
+    """Java's ``validateOnlyContainPrimitiveType`` of the ``what`` fields ``keys``."""
+    by_name = {f.name: f for f in fields}
+    for key in keys:
+        f = by_name.get(key)
+        if f is not None and f.type.root in _KEY_UNSUPPORTED:
+            raise SchemaError(
+                f"The type {_KEY_UNSUPPORTED[f.type.root]} in {what} field {key} is unsupported"
             )
 
 

@@ -336,9 +336,15 @@ def collect_stats(
 
     ORC CHAR columns read back right-trimmed (Java's ORC reader trims the padding), while
     Java's ORC statistics cover the padded values: the min is taken over the trimmed values,
-    so that the bounds hold for both and no reader prunes a file holding a match."""
+    so that the bounds hold for both and no reader prunes a file holding a match.
+
+    A VARIANT column has no stats at all (not even a null count): Java's Parquet footer
+    holds stats of its ``value``/``metadata`` leaves only, never of the group."""
     out = []
     for f, mode in zip(fields, modes):
+        if f.type.root == "VARIANT":
+            out.append(NONE_STATS)
+            continue
         column = data.column(f.name)
         stats = column_stats(column, mode, file_format, footer, f.name)
         if file_format == "orc" and f.type.root == "CHAR" and stats.min is not None:

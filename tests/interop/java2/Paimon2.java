@@ -32,8 +32,9 @@
 //        with _ROW_ID and _SEQUENCE_NUMBER on row-tracking tables), one commit
 //        -> {"tasks", "latestSnapshot"}
 //
-// Input values go through Paimon's TypeUtils.castFromString (their JSON text); output values:
-// booleans and numbers as JSON, everything else as Paimon's cast to STRING.
+// Input values go through Paimon's TypeUtils.castFromString (their JSON text), VARIANT values
+// through GenericVariant.fromJson; output values: booleans and numbers as JSON, VARIANT as its
+// toJson() text, everything else as Paimon's cast to STRING.
 import java.io.File;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -59,6 +60,8 @@ import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryRow;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.variant.GenericVariant;
+import org.apache.paimon.data.variant.Variant;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.io.DataFileMeta;
@@ -83,6 +86,7 @@ import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.table.system.RowTrackingTable;
 import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DataTypeRoot;
 import org.apache.paimon.types.DataTypes;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
@@ -238,8 +242,10 @@ public class Paimon2 {
         GenericRow row = new GenericRow(kind, type.getFieldCount());
         for (int i = 0; i < type.getFieldCount(); i++) {
             JsonNode v = r.get(type.getFieldNames().get(i));
+            DataType ft = type.getTypeAt(i);
             row.setField(i, v == null || v.isNull() ? null
-                    : TypeUtils.castFromString(v.asText(), type.getTypeAt(i)));
+                    : ft.getTypeRoot() == DataTypeRoot.VARIANT ? GenericVariant.fromJson(v.asText())
+                    : TypeUtils.castFromString(v.asText(), ft));
         }
         return row;
     }
@@ -333,6 +339,9 @@ public class Paimon2 {
             switch (ft.getTypeRoot()) {
                 case BOOLEAN: case TINYINT: case SMALLINT: case INTEGER: case BIGINT:
                 case FLOAT: case DOUBLE:
+                    break;
+                case VARIANT:
+                    v = v == null ? null : ((Variant) v).toJson();
                     break;
                 default:
                     @SuppressWarnings("unchecked")

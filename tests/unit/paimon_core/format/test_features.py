@@ -41,8 +41,14 @@ ON: dict[str, dict[str, str]] = {
         "data-file.external-paths.strategy": "round-robin",
     },
     "chain tables": {"chain-table.enabled": "true"},
+    "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"postpone bucket", "row kind field", "external data paths"}
+READABLE = {
+    "postpone bucket",
+    "row kind field",
+    "external data paths",
+    "VARIANT shredding inference",
+}
 
 
 def test_every_feature_has_a_case() -> None:
