@@ -119,8 +119,6 @@ FEATURES: tuple[Feature, ...] = (
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
     # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
     Feature("postpone bucket", "bucket", _is_postpone, True),
-    # The row kind of each written row comes from a column; the column reads as any other.
-    Feature("row kind field", "rowkind.field", _named("rowkind.field"), True),
     # Readers follow each file's ``_EXTERNAL_PATH``; writers would put files in the table.
     Feature("external data paths", "data-file.external-paths", _external_paths, True),
     # Partitions missing from the table are read from its snapshot and delta branches.

@@ -82,14 +82,6 @@ def _postpone(warehouse: str, name: str) -> None:
     pypaimon_commit(table, pa.table({"id": [2, 4], "v": ["B", "d"], "k": ["y"] * 2}, schema=PK))
 
 
-def _rowkind(warehouse: str, name: str) -> None:
-    create = {"primary_keys": ["id"], "options": {"bucket": "1", "rowkind.field": "k"}}
-    data = pa.table({"id": [1, 2], "v": ["a", "b"], "k": ["+I", "+I"]}, schema=PK)
-    pypaimon_write(warehouse, name, data, create=create)
-    delete = pa.table({"id": [1], "v": ["a"], "k": ["-D"]}, schema=PK)
-    pypaimon_write(warehouse, name, delete)
-
-
 def _external(warehouse: str, name: str) -> None:
     external = os.path.join(warehouse, "external")
     os.makedirs(external, exist_ok=True)
@@ -153,15 +145,6 @@ FEATURES = {
         PK_ROW,
         "(9, 'z', '+I')",
         "(id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '-2')",
-    ),
-    "rowkind_field": Feature(
-        _rowkind,
-        "'rowkind.field' = 'k'",
-        True,
-        PK_ROW,
-        "(9, 'z', '+I')",
-        "(id BIGINT NOT NULL, v STRING, k STRING) TBLPROPERTIES ('primary-key' = 'id', "
-        "'bucket' = '1', 'rowkind.field' = 'k')",
     ),
     "external_paths": Feature(
         _external,

@@ -36,14 +36,13 @@ ON: dict[str, dict[str, str]] = {
     "row tracking": {"row-tracking.enabled": " True "},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
-    "row kind field": {"rowkind.field": "k"},
     "external data paths": {
         "data-file.external-paths": "s3://b/x",
         "data-file.external-paths.strategy": "round-robin",
     },
     "chain tables": {"chain-table.enabled": "true"},
 }
-READABLE = {"row tracking", "postpone bucket", "row kind field", "external data paths"}
+READABLE = {"row tracking", "postpone bucket", "external data paths"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -140,8 +139,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row kind field"):
-        catalog.create_table("db.t", schema, options={"rowkind.field": "v"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row tracking"):
+        catalog.create_table("db.t", schema, options={"row-tracking.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
