@@ -42,6 +42,7 @@ from paimon_core.format.data_files import (
     write_format,
 )
 from paimon_core.format.default_value import field_defaults
+from paimon_core.format.external_paths import ExternalPathProvider, ExternalPaths
 from paimon_core.format.features import Access
 from paimon_core.format.file_index import FileIndexOptions, file_index_options
 from paimon_core.format.manifest import (
@@ -361,6 +362,9 @@ class TableWrite:
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
         self.file_prefix = options.data_file_prefix
+        # 'data-file.external-paths' with a strategy: new files go there (``_EXTERNAL_PATH``).
+        self.external_paths = ExternalPaths.of(options)
+        self._external: dict[tuple[bytes, int], ExternalPathProvider] = {}
         self.file_suffix = self.format.suffix
         self._pending: list[tuple[pa.Table, pa.Array | None]] = []
         self._pending_bytes = 0
@@ -858,7 +862,8 @@ class TableWrite:
         data_spec = self._specs[(0, False)]
         spec = spec or data_spec
         name = f"{spec.prefix}{uuid.uuid4()}-0{spec.format.suffix}"
-        path = data_file_path(self.table, self._values[partition], bucket, name)
+        external = self._external_path(partition, bucket, name)
+        path = external or data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
         # Java indexes data files of every level; changelog files are read sequentially and
         # get none (KeyValueFileWriterFactory).
@@ -913,7 +918,21 @@ class TableWrite:
             embedded_index=embedded_index,
             file_source=file_source,
             value_stats_cols=stats_cols,
+            external_path=external,
         )
+
+    def _external_path(self, partition: bytes, bucket: int, name: str) -> str | None:
+        """Where the new file ``name`` of (``partition``, ``bucket``) goes under
+        ``data-file.external-paths``, or None (in the table); one chooser per bucket, as
+        Java's per-bucket ``DataFilePathFactory``."""
+        if self.external_paths is None:
+            return None
+        provider = self._external.get((partition, bucket))
+        if provider is None:
+            relative = data_file_path(self.table, self._values[partition], bucket, "")
+            relative = relative[len(self.table.path.rstrip("/")) :].strip("/")
+            provider = self._external[(partition, bucket)] = self.external_paths.provider(relative)
+        return provider.next_path(name)
 
     def _write_index(self, data_path: str, data: pa.Table) -> tuple[tuple[str, ...], bytes | None]:
         """The file index of a data file (its value columns: ``data`` holds them by name):

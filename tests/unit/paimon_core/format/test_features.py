@@ -36,13 +36,9 @@ ON: dict[str, dict[str, str]] = {
     "row tracking": {"row-tracking.enabled": " True "},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
-    "external data paths": {
-        "data-file.external-paths": "s3://b/x",
-        "data-file.external-paths.strategy": "round-robin",
-    },
     "chain tables": {"chain-table.enabled": "true"},
 }
-READABLE = {"row tracking", "postpone bucket", "external data paths"}
+READABLE = {"row tracking", "postpone bucket"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -154,18 +150,14 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
     table = kvd_table(warehouse)
     table.write_arrow(kvd_batch([1, 2]))
     before = file_state(warehouse)
-    external = {
-        "data-file.external-paths": f"file://{warehouse}/ext",
-        "data-file.external-paths.strategy": "round-robin",
-    }
-    copied = table.copy(external)
-    assert copied.to_arrow().num_rows == 2  # reads follow each file's own path
+    copied = table.copy({"row-tracking.enabled": "true"})
+    assert copied.to_arrow().num_rows == 2  # a readable feature
     for attempt in (
         copied.new_write,
         copied.new_commit,
         lambda: copied.write_arrow(kvd_batch([3])),
     ):
-        with pytest.raises(UnsupportedFeature, match="external data paths"):
+        with pytest.raises(UnsupportedFeature, match="row tracking"):
             attempt()
     with pytest.raises(UnsupportedFeature, match=r"Cannot read table db\.t: chain tables"):
         table.copy({"chain-table.enabled": "true"}).to_arrow()
