@@ -72,13 +72,6 @@ def _postpone_merge_on_read(options: Mapping[str, str]) -> bool:
     return _is_postpone(options) and _is_true(options, "postpone.merge-on-read")
 
 
-def _external_paths(options: Mapping[str, str]) -> bool:
-    """Java writes to ``data-file.external-paths`` only with a strategy other than the
-    default ``none`` (``ExternalPathProvider``)."""
-    strategy = (options.get("data-file.external-paths.strategy") or "none").strip().lower()
-    return _is_set(options, "data-file.external-paths") and strategy != "none"
-
-
 @dataclass(frozen=True, slots=True)
 class Feature:
     """A table feature this implementation does not implement, and the option turning it on."""
@@ -115,10 +108,6 @@ FEATURES: tuple[Feature, ...] = (
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
     # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
     Feature("postpone bucket", "bucket", _is_postpone, True),
-    # The row kind of each written row comes from a column; the column reads as any other.
-    Feature("row kind field", "rowkind.field", _named("rowkind.field"), True),
-    # Readers follow each file's ``_EXTERNAL_PATH``; writers would put files in the table.
-    Feature("external data paths", "data-file.external-paths", _external_paths, True),
     # Writers pick each file's VARIANT shredding from its rows; readers rebuild any shredding.
     Feature(
         "VARIANT shredding inference",

@@ -389,6 +389,9 @@ def validate_schema(s: TableSchema) -> None:
             f"{list(s.partition_keys)})."
         )
     _validate_row_tracking(s, bucket)
+    rowkind = s.options.get("rowkind.field")
+    if rowkind is not None and rowkind not in names:
+        raise SchemaError(f"Rowkind field: '{rowkind}' can not be found in table schema.")
     validate_merge_options(s)
     validate_file_index(s.fields, s.options, names)
 

@@ -355,9 +355,7 @@ class DynamicBucketIndex:
                     self.table, values, e.bucket, e.file.file_name
                 )
                 data = read_data_file(self.file_io, path, columns, label)
-                arrays = [
-                    data.column(i).cast(to_arrow_type(f.type)) for i, f in enumerate(keys)
-                ]
+                arrays = [data.column(i).cast(to_arrow_type(f.type)) for i, f in enumerate(keys)]
                 hashes.append(hash_keys(arrays, self.key_types))
             buckets[bucket_id] = _Bucket(None, np.unique(np.concatenate(hashes)), rebuilt=True)
 

@@ -42,6 +42,7 @@ from paimon_core.format.data_files import (
     write_format,
 )
 from paimon_core.format.default_value import field_defaults
+from paimon_core.format.external_paths import ExternalPathProvider, ExternalPaths
 from paimon_core.format.features import Access
 from paimon_core.format.file_index import FileIndexOptions, file_index_options
 from paimon_core.format.manifest import (
@@ -51,6 +52,7 @@ from paimon_core.format.manifest import (
     IndexManifestEntry,
     ManifestEntry,
 )
+from paimon_core.format.merge_options import MergeOptions
 from paimon_core.format.stats import (
     FooterStats,
     StatsMode,
@@ -245,6 +247,60 @@ def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
     return layout
 
 
+_ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
+"""RowKind short strings by their byte value."""
+
+
+def _row_kind_field(schema: TableSchema, options: CoreOptions) -> str | None:
+    """The column ``rowkind.field`` names (Java's ``RowKindGenerator``), or None.
+
+    Raises:
+        InvalidArgument: the column does not exist or is not a string.
+    """
+    name = options.get_str("rowkind.field")
+    if name is None:
+        return None
+    field = next((f for f in schema.fields if f.name == name), None)
+    if field is None:
+        raise InvalidArgument(f"Can not find rowkind field '{name}' ('rowkind.field') in the table")
+    if field.type.root not in ("CHAR", "VARCHAR"):
+        raise InvalidArgument(
+            f"'rowkind.field' = '{name}' must be a string column, but it is {field.type.root}"
+        )
+    return name
+
+
+def _kinds_of(column: pa.ChunkedArray, name: str) -> pa.Array:
+    """Row kinds (int8) of the ``+I``/``-U``/``+U``/``-D`` strings of ``column``.
+
+    Raises:
+        InvalidArgument: a null or another string.
+    """
+    values = column.combine_chunks()
+    if values.null_count:
+        raise InvalidArgument(f"Row kind cannot be null (column '{name}', 'rowkind.field')")
+    kinds = pc.index_in(values, value_set=_ROW_KINDS)
+    if kinds.null_count:
+        bad = values.filter(pc.is_null(kinds))[0].as_py()
+        raise InvalidArgument(
+            f"Unsupported row kind '{bad}' in column '{name}' ('rowkind.field'): "
+            "expected +I, -U, +U or -D"
+        )
+    return kinds.cast(pa.int8())
+
+
+def _retract_filter(schema: TableSchema, options: CoreOptions) -> pa.Array | None:
+    """The row kinds a write drops unwritten (Java's ``RowKindFilter``): -U and -D with
+    ``ignore-delete`` (or its merge-engine fallback keys), -U with ``ignore-update-before``;
+    None when nothing is dropped."""
+    merge = MergeOptions.of(options, [f.name for f in schema.fields], schema.primary_keys)
+    if merge.ignore_delete:
+        return _RETRACT
+    if options.get_bool("ignore-update-before", False):
+        return pa.array([1], pa.int8())
+    return None
+
+
 class TableWrite:
     """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
 
@@ -306,6 +362,8 @@ class TableWrite:
         # file (Java's write buffer), so files keep one row per key as Paimon's do.
         self.merge = key_value_merge(schema) if self.is_pk else None
         self.merge_engine = options.merge_engine if self.is_pk else "deduplicate"
+        self.row_kind_field = _row_kind_field(schema, options)
+        self._retract_filter = _retract_filter(schema, options)
         # This writer creates level-0 files; ``compaction`` (given by ``FileStoreTable.
         # new_write``) compacts the buckets written before the messages are handed out.
         self._compaction = compaction
@@ -334,6 +392,9 @@ class TableWrite:
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
         self.file_prefix = options.data_file_prefix
+        # 'data-file.external-paths' with a strategy: new files go there (``_EXTERNAL_PATH``).
+        self.external_paths = ExternalPaths.of(options)
+        self._external: dict[tuple[bytes, int], ExternalPathProvider] = {}
         self.file_suffix = self.format.suffix
         self._pending: list[tuple[pa.Table, pa.Array | None]] = []
         self._pending_bytes = 0
@@ -392,7 +453,14 @@ class TableWrite:
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         table = self._conform(data)
+        if self.row_kind_field is not None:
+            row_kinds = _kinds_of(table.column(self.row_kind_field), self.row_kind_field)
         kinds = self._conform_kinds(row_kinds, table.num_rows)
+        if kinds is not None and self._retract_filter is not None:
+            # Java's RowKindFilter ('ignore-delete', 'ignore-update-before'): before anything.
+            keep = pc.invert(pc.is_in(kinds, value_set=self._retract_filter))
+            table, kinds = table.filter(keep), kinds.filter(keep)
+        kinds = self._append_kinds(kinds)
         if table.num_rows == 0:
             return
         self._pending.append((table, kinds))
@@ -456,13 +524,22 @@ class TableWrite:
             n and not pc.all(pc.is_in(kinds, pa.array([0, 1, 2, 3], pa.int8()))).as_py()
         ):
             raise InvalidArgument("Row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
-        if not self.is_pk:
-            if n and pc.any(pc.not_equal(kinds, 0)).as_py():
-                raise InvalidArgument(
-                    "Append tables only take inserts (+I): they have no primary key"
-                )
-            return None
         return kinds
+
+    def _append_kinds(self, kinds: pa.Array | None) -> pa.Array | None:
+        """``kinds`` for a primary-key table; None for an append table, whose rows must all
+        be additions (+I, +U), as Java's append writer requires.
+
+        Raises:
+            InvalidArgument: a retraction (-U, -D) for an append table.
+        """
+        if self.is_pk or kinds is None:
+            return kinds
+        if len(kinds) and not pc.all(pc.is_in(kinds, value_set=ADD_KINDS)).as_py():
+            raise InvalidArgument(
+                "Append tables only take inserts (+I, +U): they have no primary key"
+            )
+        return None
 
     # ------------------------------------------------------------------------ output
 
@@ -561,12 +638,6 @@ class TableWrite:
                     for t, k in pending
                 ]
             )
-            if self.merge is not None and self.merge.ignore_delete:
-                # Java's TableWriteImpl drops retractions of 'ignore-delete' tables unwritten.
-                adds = pc.is_in(kinds, value_set=ADD_KINDS)
-                data, kinds = data.filter(adds), kinds.filter(adds)
-                if data.num_rows == 0:
-                    return
         n = data.num_rows
         parts = (
             _factorize([data.column(k) for k in self.partition_keys])
@@ -841,7 +912,8 @@ class TableWrite:
         data_spec = self._specs[(0, False)]
         spec = spec or data_spec
         name = f"{spec.prefix}{uuid.uuid4()}-0{spec.format.suffix}"
-        path = data_file_path(self.table, self._values[partition], bucket, name)
+        external = self._external_path(partition, bucket, name)
+        path = external or data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
         # Java indexes data files of every level; changelog files are read sequentially and
         # get none (KeyValueFileWriterFactory).
@@ -902,7 +974,21 @@ class TableWrite:
             file_source=file_source,
             value_stats_cols=stats_cols,
             write_cols=self.write_cols if spec is data_spec else None,
+            external_path=external,
         )
+
+    def _external_path(self, partition: bytes, bucket: int, name: str) -> str | None:
+        """Where the new file ``name`` of (``partition``, ``bucket``) goes under
+        ``data-file.external-paths``, or None (in the table); one chooser per bucket, as
+        Java's per-bucket ``DataFilePathFactory``."""
+        if self.external_paths is None:
+            return None
+        provider = self._external.get((partition, bucket))
+        if provider is None:
+            relative = data_file_path(self.table, self._values[partition], bucket, "")
+            relative = relative[len(self.table.path.rstrip("/")) :].strip("/")
+            provider = self._external[(partition, bucket)] = self.external_paths.provider(relative)
+        return provider.next_path(name)
 
     def _write_index(self, data_path: str, data: pa.Table) -> tuple[tuple[str, ...], bytes | None]:
         """The file index of a data file (its value columns: ``data`` holds them by name):

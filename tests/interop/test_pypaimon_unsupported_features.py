@@ -75,25 +75,6 @@ def _postpone(warehouse: str, name: str) -> None:
     pypaimon_commit(table, pa.table({"id": [2, 4], "v": ["B", "d"], "k": ["y"] * 2}, schema=PK))
 
 
-def _rowkind(warehouse: str, name: str) -> None:
-    create = {"primary_keys": ["id"], "options": {"bucket": "1", "rowkind.field": "k"}}
-    data = pa.table({"id": [1, 2], "v": ["a", "b"], "k": ["+I", "+I"]}, schema=PK)
-    pypaimon_write(warehouse, name, data, create=create)
-    delete = pa.table({"id": [1], "v": ["a"], "k": ["-D"]}, schema=PK)
-    pypaimon_write(warehouse, name, delete)
-
-
-def _external(warehouse: str, name: str) -> None:
-    external = os.path.join(warehouse, "external")
-    os.makedirs(external, exist_ok=True)
-    options = {
-        "data-file.external-paths": f"file://{external}",
-        "data-file.external-paths.strategy": "round-robin",
-    }
-    pypaimon_write(warehouse, name, _append([1, 2], ["a", "b"]), create={"options": options})
-    pypaimon_write(warehouse, name, _append([3], ["c"]))
-
-
 @dataclass(frozen=True)
 class Feature:
     """A table pypaimon makes with one feature, and what the refusals name."""
@@ -138,24 +119,6 @@ FEATURES = {
         PK_ROW,
         "(9, 'z', '+I')",
         "(id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '-2')",
-    ),
-    "rowkind_field": Feature(
-        _rowkind,
-        "'rowkind.field' = 'k'",
-        True,
-        PK_ROW,
-        "(9, 'z', '+I')",
-        "(id BIGINT NOT NULL, v STRING, k STRING) TBLPROPERTIES ('primary-key' = 'id', "
-        "'bucket' = '1', 'rowkind.field' = 'k')",
-    ),
-    "external_paths": Feature(
-        _external,
-        "'data-file.external-paths' = 'file://",
-        True,
-        _append([9], ["z"]),
-        "(9, 'z')",
-        "(id BIGINT, v STRING) TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', "
-        "'data-file.external-paths.strategy' = 'round-robin')",
     ),
 }
 
@@ -238,7 +201,7 @@ def test_core_create_is_refused_before_any_file(warehouse: str) -> None:
     catalog.create_database("db")
     for options, named in (
         ({"data-evolution.enabled": "TRUE", "row-tracking.enabled": "true"}, "data-evolution.enabled"),
-        ({"data-file.external-paths": "file:///x", "data-file.external-paths.strategy": "round-robin"}, "external-paths"),
+        ({"chain-table.enabled": "true"}, "chain-table.enabled"),
         ({"bucket": "-2", "primary-key": "id"}, "'bucket' = '-2'"),
     ):  # fmt: skip
         with pytest.raises(UnsupportedFeature, match=f"Cannot create table db.t: .*{named}"):
@@ -299,16 +262,16 @@ def test_sql_alter_and_dynamic_options_turning_a_feature_on_are_refused(
     session.sql("CREATE TABLE paimon.db.plain (id BIGINT, v STRING)")
     session.sql("INSERT INTO paimon.db.plain VALUES (1, 'a')")
     before = _state(warehouse)
-    external = "TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', 'data-file.external-paths.strategy' = 'round-robin')"
-    with pytest.raises(PaimonError, match=r"Cannot change the schema of table db\.plain: external"):
-        session.sql(f"ALTER TABLE paimon.db.plain SET {external}")
+    chain = "TBLPROPERTIES ('chain-table.enabled' = 'true')"
+    with pytest.raises(PaimonError, match=r"Cannot change the schema of table db\.plain: chain"):
+        session.sql(f"ALTER TABLE paimon.db.plain SET {chain}")
     with pytest.raises(PaimonError, match=r"row-tracking\.enabled"):
         session.sql(
             "ALTER TABLE paimon.db.plain SET TBLPROPERTIES ('row-tracking.enabled' = 'true')"
         )
-    spark.conf.set("spark.paimon.data-file.external-paths", "file:///tmp/x")
-    spark.conf.set("spark.paimon.data-file.external-paths.strategy", "round-robin")
-    with pytest.raises(PaimonError, match=r"Cannot write to table db\.plain: external data paths"):
+    spark.conf.set("spark.paimon.chain-table.enabled", "true")
+    with pytest.raises(PaimonError, match=r"Cannot write to table db\.plain: chain tables"):
         session.sql("INSERT INTO paimon.db.plain VALUES (2, 'b')").collect()
+    spark.conf.unset("spark.paimon.chain-table.enabled")
     assert [tuple(r) for r in session.sql("SELECT * FROM paimon.db.plain").collect()] == [(1, "a")]
     assert _state(warehouse) == before

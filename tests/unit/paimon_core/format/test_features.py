@@ -35,20 +35,10 @@ ON: dict[str, dict[str, str]] = {
     "data evolution": {"data-evolution.enabled": "true"},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
-    "row kind field": {"rowkind.field": "k"},
-    "external data paths": {
-        "data-file.external-paths": "s3://b/x",
-        "data-file.external-paths.strategy": "round-robin",
-    },
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {
-    "postpone bucket",
-    "row kind field",
-    "external data paths",
-    "VARIANT shredding inference",
-}
+READABLE = {"postpone bucket", "VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -158,8 +148,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row kind field"):
-        catalog.create_table("db.t", schema, options={"rowkind.field": "v"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row tracking"):
+        catalog.create_table("db.t", schema, options={"row-tracking.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
@@ -173,18 +163,14 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
     table = kvd_table(warehouse)
     table.write_arrow(kvd_batch([1, 2]))
     before = file_state(warehouse)
-    external = {
-        "data-file.external-paths": f"file://{warehouse}/ext",
-        "data-file.external-paths.strategy": "round-robin",
-    }
-    copied = table.copy(external)
-    assert copied.to_arrow().num_rows == 2  # reads follow each file's own path
+    copied = table.copy({"row-tracking.enabled": "true"})
+    assert copied.to_arrow().num_rows == 2  # a readable feature
     for attempt in (
         copied.new_write,
         copied.new_commit,
         lambda: copied.write_arrow(kvd_batch([3])),
     ):
-        with pytest.raises(UnsupportedFeature, match="external data paths"):
+        with pytest.raises(UnsupportedFeature, match="row tracking"):
             attempt()
     with pytest.raises(UnsupportedFeature, match=r"Cannot read table db\.t: chain tables"):
         table.copy({"chain-table.enabled": "true"}).to_arrow()
