@@ -116,6 +116,10 @@ def python_value(value: Any, arrow_type: pa.DataType) -> Any:
         return dt.date.fromisoformat(value)
     if pa.types.is_time(arrow_type):
         return dt.time.fromisoformat(value)
+    if pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns":
+        import pandas as pd  # Arrow's Python value of nanosecond timestamps
+
+        return pd.Timestamp(value, tz="UTC" if arrow_type.tz else None)
     if pa.types.is_timestamp(arrow_type):
         parsed = dt.datetime.fromisoformat(value)
         return parsed.replace(tzinfo=dt.UTC) if arrow_type.tz else parsed
@@ -127,8 +131,6 @@ def _canonical_value(value: Any) -> Any:
         return "NaN"
     if isinstance(value, float) and value == 0 and math.copysign(1, value) < 0:
         return "-0.0"
-    if isinstance(value, pa.lib.TimestampScalar):
-        return value.value
     return value
 
 
