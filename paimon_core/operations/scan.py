@@ -217,9 +217,9 @@ class InLiterals(tuple):
 def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
     """False only when ``stats`` prove that no row satisfies the predicate.
 
-    FLOAT/DOUBLE bounds are not trusted to cover NaN: files written before this project
-    followed Java have bounds that leave their NaNs out (Java and this writer store no bounds
-    for a column with a NaN). So a file may also hold a NaN unless the predicate is one that
+    FLOAT/DOUBLE bounds are not trusted to cover NaN: ORC bounds leave a NaN out (Paimon 2's
+    and this writer's, ``stats._orc_float_stats``), and so do those of files written before
+    this project followed Java. So a file may also hold a NaN unless the predicate is one that
     no NaN satisfies; a NaN lower bound (an all-NaN partition, or one an older writer got
     wrong) proves nothing.
     """

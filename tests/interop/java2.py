@@ -126,6 +126,15 @@ WARMUP_STEPS: list[dict[str, Any]] = [
     {"op": "files", "table": "db.pk"},
     {"op": "compact", "table": "db.pk", "full": True},
     {"op": "read", "table": "db.pk"},
+    {"op": "create-tag", "table": "db.pk", "tag": "t1", "snapshot": 1},
+    {"op": "create-branch", "table": "db.pk", "branch": "b1", "tag": "t1"},
+    {"op": "read", "table": "db.pk$branch_b1"},
+    {"op": "alter", "table": "db.pk", "changes": [{"add": "n", "type": "BIGINT"}]},
+    {"op": "read", "table": "db.pk$audit_log",
+     "options": {"incremental-between": "1,2", "incremental-between-scan-mode": "delta"}},
+    {"op": "rollback", "table": "db.pk", "tag": "t1"},
+    {"op": "expire", "table": "db.pk", "retainMax": 1},
+    {"op": "read", "table": "db.nope", "catch": True},
 ]  # fmt: skip
 
 

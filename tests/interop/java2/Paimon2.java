@@ -1,7 +1,7 @@
 // Apache Paimon 2.x (Java) driven from the interop tests: every argument after the warehouse is
-// one JSON step (or @FILE holding one), run in order in one JVM; each step prints one JSON line on stdout (Paimon's own
-// output goes to stderr). Compiled at test time and run by tests/interop/java2.py, which fetches
-// the Paimon jar through Maven (see tests/interop/README.md).
+// one JSON step (or @FILE holding one), run in order in one JVM; each step prints one JSON line
+// on stdout (Paimon's own output goes to stderr). Compiled at test time and run by
+// tests/interop/java2.py, which fetches the Paimon jar through Maven (see tests/interop/README.md).
 //
 //   {"op": "create", "table": "db.t", "fields": [["k", "INT NOT NULL"], ["v", "STRING"]],
 //    "primaryKeys": ["k"], "partitionKeys": [], "options": {"bucket": "2"}}
@@ -14,12 +14,28 @@
 //        one writer per batch, all opened on the same snapshot, each prepared before any commits;
 //        then one commit per batch in order -> {"rows", "latestSnapshot"}
 //   {"op": "read", "table": "db.t", "options": {"scan.snapshot-id": "1"}, "rowTracking": false}
-//        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]};
-//        with "rowTracking" the table's $row_tracking system table (RowTrackingTable: the
+//        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]}; any
+//        table the catalog opens: "db.t$branch_b1", "db.t$audit_log" (with options
+//        "incremental-between": "1,2", "incremental-between-scan-mode": "changelog": the
+//        changelog between two snapshots, each row's kind in column "rowkind"); with
+//        "rowTracking" the table's $row_tracking system table (RowTrackingTable: the
 //        columns, then _ROW_ID and _SEQUENCE_NUMBER)
+//   {"op": "alter", "table": "db.t", "changes": [{"add": "c", "type": "STRING"},
+//    {"rename": ["a", "a2"]}, {"drop": "b"}, {"type": ["n", "BIGINT"]}, {"set": ["key", "v"]}]}
+//        one Catalog.alterTable of every change -> {"schemaId", "rowType"}
+//   {"op": "create-tag", "table": "db.t", "tag": "t1", "snapshot": 1}  (latest without it)
+//   {"op": "delete-tag", "table": "db.t", "tag": "t1"}
+//   {"op": "tags", "table": "db.t"}           each -> {"tags": {name: snapshot id}}
+//   {"op": "create-branch", "table": "db.t", "branch": "b1", "tag": "t1"}  (empty without it)
+//   {"op": "branches", "table": "db.t"}       each -> {"branches": [names]}
+//   {"op": "fast-forward", "table": "db.t", "branch": "b1"}
+//   {"op": "rollback", "table": "db.t", "snapshot": 2}  (or "tag": "t1")
+//        each -> {"latestSnapshot"}
+//   {"op": "expire", "table": "db.t", "retainMax": 1, "retainMin": 1}
+//        ExpireSnapshots with no time retention -> {"expired", "earliestSnapshot"}
 //   {"op": "snapshots", "table": "db.t"}
 //        -> {"snapshots": [{id, schemaId, commitKind, totalRecordCount, deltaRecordCount,
-//        nextRowId}]}
+//        changelogRecordCount, nextRowId}]}
 //   {"op": "files", "table": "db.t", "options": {...}}
 //        the live data files -> {"files": [{partition, bucket, file, level, rowCount,
 //        minSequenceNumber, maxSequenceNumber, schemaId, firstRowId, writeCols, fileSource}]}
@@ -32,6 +48,9 @@
 //        with _ROW_ID and _SEQUENCE_NUMBER on row-tracking tables), one commit
 //        -> {"tasks", "latestSnapshot"}
 //
+// Any step with "catch": true prints {"error": exception and causes} when it fails, and the
+// steps after it run; without it a failure ends the program (exit code 1, message on stderr).
+//
 // Input values go through Paimon's TypeUtils.castFromString (their JSON text), VARIANT values
 // through GenericVariant.fromJson; output values: booleans and numbers as JSON, VARIANT as its
 // toJson() text, everything else as Paimon's cast to STRING.
@@ -39,6 +58,7 @@ import java.io.File;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -67,9 +87,11 @@ import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.io.DataFileMeta;
 import org.apache.paimon.manifest.ManifestEntry;
 import org.apache.paimon.operation.BaseAppendFileStoreWrite;
+import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.paimon.table.BucketMode;
@@ -107,15 +129,21 @@ public class Paimon2 {
             for (int i = 1; i < args.length; i++) {
                 String text = args[i].startsWith("@")
                         ? Files.readString(Paths.get(args[i].substring(1))) : args[i];
-                out.println(JSON.writeValueAsString(step(catalog, JSON.readTree(text))));
+                JsonNode s = JSON.readTree(text);
+                Object result;
+                try {
+                    result = step(catalog, s);
+                } catch (Exception e) {
+                    if (!s.path("catch").asBoolean(false)) {
+                        throw e;
+                    }
+                    result = map("error", message(e));
+                }
+                out.println(JSON.writeValueAsString(result));
             }
         } catch (Throwable e) {
-            StringBuilder msg = new StringBuilder("Paimon2: error: " + e);
-            for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
-                msg.append("\n  caused by: ").append(c);
-            }
             if (System.getenv("PAIMON2_DEBUG") != null) e.printStackTrace();
-            System.err.println(msg);
+            System.err.println("Paimon2: error: " + message(e));
             rc = 1;
         }
         out.flush();
@@ -125,8 +153,19 @@ public class Paimon2 {
     static Object step(Catalog catalog, JsonNode s) throws Exception {
         String op = s.get("op").asText();
         Identifier id = Identifier.fromString(s.get("table").asText());
-        if (op.equals("create")) {
-            return create(catalog, id, s);
+        switch (op) {
+            case "create":
+                return create(catalog, id, s);
+            case "alter":
+                return alter(catalog, id, s.get("changes"));
+            case "read": // any table, system tables ($audit_log, ...) and branches included
+                Table any = catalog.getTable(id);
+                any = s.has("options") ? any.copy(strings(s.get("options"))) : any;
+                if (s.path("rowTracking").asBoolean(false)) {
+                    any = new RowTrackingTable((FileStoreTable) any);
+                }
+                return read(any);
+            default:
         }
         // A fresh handle per step: each sees what the steps before it committed.
         FileStoreTable t = (FileStoreTable) catalog.getTable(id);
@@ -146,8 +185,44 @@ public class Paimon2 {
                     batches.add(rows);
                 }
                 return write(t, batches, false);
-            case "read":
-                return read(s.path("rowTracking").asBoolean(false) ? new RowTrackingTable(t) : t);
+            case "create-tag":
+                if (s.has("snapshot")) {
+                    t.createTag(s.get("tag").asText(), s.get("snapshot").asLong());
+                } else {
+                    t.createTag(s.get("tag").asText());
+                }
+                return tags(t);
+            case "delete-tag":
+                t.deleteTag(s.get("tag").asText());
+                return tags(t);
+            case "tags":
+                return tags(t);
+            case "create-branch":
+                if (s.has("tag")) {
+                    t.createBranch(s.get("branch").asText(), s.get("tag").asText());
+                } else {
+                    t.createBranch(s.get("branch").asText());
+                }
+                return map("branches", t.branchManager().branches());
+            case "branches":
+                return map("branches", t.branchManager().branches());
+            case "fast-forward":
+                t.fastForward(s.get("branch").asText());
+                return map("latestSnapshot", t.snapshotManager().latestSnapshotId());
+            case "rollback":
+                if (s.has("tag")) {
+                    t.rollbackTo(s.get("tag").asText());
+                } else {
+                    t.rollbackTo(s.get("snapshot").asLong());
+                }
+                return map("latestSnapshot", t.snapshotManager().latestSnapshotId());
+            case "expire":
+                int expired = t.newExpireSnapshots().config(ExpireConfig.builder()
+                        .snapshotRetainMax(s.get("retainMax").asInt())
+                        .snapshotRetainMin(s.path("retainMin").asInt(1))
+                        .snapshotTimeRetain(Duration.ZERO).build()).expire();
+                return map("expired", expired, "earliestSnapshot",
+                        t.snapshotManager().earliestSnapshotId());
             case "snapshots":
                 return snapshots(t);
             case "files":
@@ -175,6 +250,56 @@ public class Paimon2 {
         return map("schemaId", t.schema().id(), "rowType", t.rowType().toString(),
                 "primaryKeys", t.primaryKeys(), "partitionKeys", t.partitionKeys(),
                 "options", t.options());
+    }
+
+    /**
+     * Each change {"add": name, "type": SQL}, {"rename": [from, to]}, {"drop": name},
+     * {"type": [name, SQL]} (type widening), {"set": [key, value]}; one schema commit.
+     */
+    static Object alter(Catalog catalog, Identifier id, JsonNode changes) throws Exception {
+        List<SchemaChange> list = new ArrayList<>();
+        for (JsonNode c : changes) {
+            if (c.has("add")) {
+                list.add(SchemaChange.addColumn(c.get("add").asText(), type(c.get("type"))));
+            } else if (c.has("rename")) {
+                list.add(SchemaChange.renameColumn(
+                        c.get("rename").get(0).asText(), c.get("rename").get(1).asText()));
+            } else if (c.has("drop")) {
+                list.add(SchemaChange.dropColumn(c.get("drop").asText()));
+            } else if (c.has("type")) {
+                list.add(SchemaChange.updateColumnType(
+                        c.get("type").get(0).asText(), type(c.get("type").get(1))));
+            } else if (c.has("set")) {
+                list.add(SchemaChange.setOption(
+                        c.get("set").get(0).asText(), c.get("set").get(1).asText()));
+            } else {
+                throw new IllegalArgumentException("unknown schema change " + c);
+            }
+        }
+        catalog.alterTable(id, list, false);
+        FileStoreTable t = (FileStoreTable) catalog.getTable(id);
+        return map("schemaId", t.schema().id(), "rowType", t.rowType().toString());
+    }
+
+    static DataType type(JsonNode sql) {
+        return DataTypeJsonParser.parseAtomicTypeSQLString(sql.asText());
+    }
+
+    static Object tags(FileStoreTable t) {
+        Map<String, Object> tags = new LinkedHashMap<>();
+        for (String name : t.tagManager().allTagNames()) {
+            tags.put(name, t.tagManager().getOrThrow(name).id());
+        }
+        return map("tags", tags);
+    }
+
+    /** The exception and its causes, one line each. */
+    static String message(Throwable e) {
+        StringBuilder msg = new StringBuilder(e.toString());
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            msg.append("\n  caused by: ").append(c);
+        }
+        return msg.toString();
     }
 
     /**
@@ -268,7 +393,8 @@ public class Paimon2 {
         for (Snapshot s : all) {
             snaps.add(map("id", s.id(), "schemaId", s.schemaId(), "commitKind",
                     s.commitKind().toString(), "totalRecordCount", s.totalRecordCount(),
-                    "deltaRecordCount", s.deltaRecordCount(), "nextRowId", s.nextRowId()));
+                    "deltaRecordCount", s.deltaRecordCount(),
+                    "changelogRecordCount", s.changelogRecordCount(), "nextRowId", s.nextRowId()));
         }
         return map("snapshots", snaps);
     }
