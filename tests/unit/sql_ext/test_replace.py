@@ -117,10 +117,10 @@ def test_failing_query_changes_nothing(session: PaimonSession, warehouse: str) -
     [
         "CREATE OR REPLACE TABLE db.t (user_id BIGINT, item_id BIGINT, behavior STRING) "
         "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2', 'chain-table.enabled' = 'true')",
-        "REPLACE TABLE db.t TBLPROPERTIES ('row-tracking.enabled' = 'true') AS SELECT 2 AS a",
+        "REPLACE TABLE db.t TBLPROPERTIES ('chain-table.enabled' = 'true') AS SELECT 2 AS a",
         # New partition keys: a drop and create, refused before the drop.
         "CREATE OR REPLACE TABLE db.t (a BIGINT, dt STRING) PARTITIONED BY (dt) "
-        "TBLPROPERTIES ('row-tracking.enabled' = 'true')",
+        "TBLPROPERTIES ('chain-table.enabled' = 'true')",
     ],
     ids=["in-place", "as-select", "drop-and-create"],
 )

@@ -148,8 +148,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row tracking"):
-        catalog.create_table("db.t", schema, options={"row-tracking.enabled": "true"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: data evolution"):
+        catalog.create_table("db.t", schema, options={"data-evolution.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
@@ -163,14 +163,14 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
     table = kvd_table(warehouse)
     table.write_arrow(kvd_batch([1, 2]))
     before = file_state(warehouse)
-    copied = table.copy({"row-tracking.enabled": "true"})
+    copied = table.copy({"variant.inferShreddingSchema": "true"})
     assert copied.to_arrow().num_rows == 2  # a readable feature
     for attempt in (
         copied.new_write,
         copied.new_commit,
         lambda: copied.write_arrow(kvd_batch([3])),
     ):
-        with pytest.raises(UnsupportedFeature, match="row tracking"):
+        with pytest.raises(UnsupportedFeature, match="VARIANT shredding inference"):
             attempt()
     with pytest.raises(UnsupportedFeature, match=r"Cannot read table db\.t: chain tables"):
         table.copy({"chain-table.enabled": "true"}).to_arrow()
