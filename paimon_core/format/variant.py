@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgument, SchemaError
 from paimon_core.format.types import (
+    PARQUET_FIELD_ID,
     VARIANT,
     DataType,
     from_arrow_type,
@@ -423,6 +424,8 @@ class Shape:
     scalar: DataType | None = None
     fields: tuple[tuple[str, Shape], ...] | None = None
     element: Shape | None = None
+    field_ids: tuple[int, ...] = ()
+    """The Paimon field ids of ``fields`` (the shredding schema's), written as Parquet ids."""
 
     @property
     def typed(self) -> bool:
@@ -445,7 +448,11 @@ def shape_of(t: DataType) -> Shape:
     if t.root == "VARIANT":
         return Shape()
     if t.root == "ROW":
-        return Shape(fields=tuple((f.name, shape_of(f.type)) for f in t.fields or ()))
+        fields = t.fields or ()
+        return Shape(
+            fields=tuple((f.name, shape_of(f.type)) for f in fields),
+            field_ids=tuple(f.id for f in fields),
+        )
     if t.root == "ARRAY":
         assert t.element is not None
         return Shape(element=shape_of(t.element))
@@ -474,27 +481,46 @@ def shredding_schema(options: Mapping[str, str]) -> dict[str, Shape] | None:
     return {f.name: shape_of(f.type) for f in row.fields or ()}
 
 
-def physical_type(shape: Shape, top: bool = True, object_field: bool = False) -> pa.DataType:
+_ID_BASE = 2147483647 // 4
+_DEPTH_LIMIT = 1 << 10
+"""Java's ``SpecialFields`` ids of array elements: base + array field id * limit + depth."""
+
+
+def _with_id(f: pa.Field, field_id: int) -> pa.Field:
+    return f.with_metadata({PARQUET_FIELD_ID: str(field_id).encode()})
+
+
+def physical_type(
+    shape: Shape, top: bool = True, object_field: bool = False, depth: int = 0
+) -> pa.DataType:
     """The Arrow struct a shredded VARIANT is written as (Java's ``variantShreddingSchema``):
-    ``metadata`` first at the top level, then ``value`` and ``typed_value``."""
-    out = [pa.field(METADATA, pa.binary(), nullable=False)] if top else []
+    ``metadata`` first at the top level, then ``value`` and ``typed_value``, each with the
+    Parquet field id Java gives it (Java's reader needs an id on every shredded field)."""
+    out = [_with_id(pa.field(METADATA, pa.binary(), nullable=False), 0)] if top else []
+    typed_id = len(out) + 1
+    inner = depth + 1
     if shape.scalar is not None:
         typed: pa.DataType | None = to_arrow_type(shape.scalar)
     elif shape.fields is not None:
+        ids = shape.field_ids or tuple(range(len(shape.fields)))
         typed = pa.struct(
             [
-                pa.field(name, physical_type(s, False, True), nullable=False)
-                for name, s in shape.fields
+                _with_id(
+                    pa.field(name, physical_type(s, False, True, inner + 1), nullable=False), i
+                )
+                for (name, s), i in zip(shape.fields, ids, strict=True)
             ]
         )
     elif shape.element is not None:
-        typed = pa.list_(pa.field("element", physical_type(shape.element, False), nullable=True))
+        element = pa.field("element", physical_type(shape.element, False, False, inner + 1))
+        typed = pa.list_(_with_id(element, _ID_BASE + typed_id * _DEPTH_LIMIT + inner + 1))
     else:
         typed = None
     # Unshredded: ``value`` is required, except in an object (null there is a missing key).
-    out.append(pa.field(VALUE, pa.binary(), nullable=typed is not None or object_field))
+    value = pa.field(VALUE, pa.binary(), nullable=typed is not None or object_field)
+    out.append(_with_id(value, len(out)))
     if typed is not None:
-        out.append(pa.field(TYPED_VALUE, typed, nullable=True))
+        out.append(_with_id(pa.field(TYPED_VALUE, typed, nullable=True), typed_id))
     return pa.struct(out)
 
 
