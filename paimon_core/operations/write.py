@@ -135,12 +135,20 @@ def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
     return codes
 
 
-def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
-    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
+def thin_mode(options: CoreOptions) -> bool:
+    """``data-file.thin-mode``: primary-key files without the ``_KEY_<k>`` columns, which
+    repeat value columns (Java's ``KeyValueThinDataFileWriterImpl``; every key of a table
+    made here is a value column, Java's ``supportsThinMode``)."""
+    return options.get_bool("data-file.thin-mode", False)
+
+
+def _file_schema(schema: TableSchema, arrow_schema: pa.Schema, thin: bool = False) -> pa.Schema:
+    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK;
+    ``thin``: without the key columns)."""
     if not schema.primary_keys:
         return arrow_schema
     system = []
-    for name in schema.trimmed_primary_keys:
+    for name in () if thin else schema.trimmed_primary_keys:
         f = arrow_schema.field(name)
         key_id = KEY_FIELD_ID_START + schema.field(name).id
         system.append(
@@ -160,18 +168,22 @@ def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
     return pa.schema([*system, *arrow_schema])
 
 
-def _file_fields(schema: TableSchema) -> list[DataField]:
+def _file_fields(schema: TableSchema, thin: bool = False) -> list[DataField]:
     """The Paimon fields of a data file, in ``_file_schema``'s order (ORC/Avro types)."""
     if not schema.primary_keys:
         return list(schema.fields)
-    keys = [
-        DataField(
-            KEY_FIELD_ID_START + f.id,
-            f"{KEY_PREFIX}{f.name}",
-            dataclasses.replace(f.type, nullable=False),
-        )
-        for f in (schema.field(k) for k in schema.trimmed_primary_keys)
-    ]
+    keys = (
+        []
+        if thin
+        else [
+            DataField(
+                KEY_FIELD_ID_START + f.id,
+                f"{KEY_PREFIX}{f.name}",
+                dataclasses.replace(f.type, nullable=False),
+            )
+            for f in (schema.field(k) for k in schema.trimmed_primary_keys)
+        ]
+    )
     system = [
         DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BIGINT(False)),
         DataField(VALUE_KIND_ID, VALUE_KIND, TINYINT(False)),
@@ -209,6 +221,13 @@ _LAYOUTS: dict[tuple[int, int], tuple[TableSchema, CoreOptions, _Layout]] = {}
 _LAYOUTS_MAX = 64
 
 
+def _thin_key_modes(
+    value_modes: list[StatsMode], names: list[str], keys: list[str]
+) -> list[StatsMode]:
+    """Key stats of a thin file: its key columns' value stats (Java's ``keyStatMapping``)."""
+    return [value_modes[names.index(k)] for k in keys]
+
+
 def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
     """The ``_Layout`` of ``schema`` under ``options``, made once per pair of objects: the
     handles of one table share both (``FileStoreTable.options``), and a user's script opens
@@ -227,17 +246,20 @@ def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
     primary_key = bool(schema.primary_keys)
     file_format = write_format(options, primary_key, level=0)
     check_fields(file_format, fields)
+    thin = primary_key and thin_mode(options)
+    keys = list(schema.trimmed_primary_keys) if primary_key else []
+    value_modes = value_stats_modes(options, names)
     layout = _Layout(
         arrow_schema=arrow_schema,
-        file_schema=_file_schema(schema, arrow_schema),
-        file_fields=_file_fields(schema),
+        file_schema=_file_schema(schema, arrow_schema, thin),
+        file_fields=_file_fields(schema, thin),
         format=file_format,
         defaults=field_defaults(fields),
-        value_modes=value_stats_modes(options, names),
-        key_modes=key_stats_modes(
-            options,
-            list(schema.trimmed_primary_keys) if primary_key else [],
-            file_format.name,
+        value_modes=value_modes,
+        key_modes=(
+            _thin_key_modes(value_modes, names, keys)
+            if thin
+            else key_stats_modes(options, keys, file_format.name)
         ),
         file_index=file_index_options(options),
     )
@@ -375,6 +397,7 @@ class TableWrite:
         self.format = layout.format
         self._init_buckets()
         self.file_schema = layout.file_schema
+        self.thin = self.is_pk and thin_mode(options)
         self.file_fields = layout.file_fields
         self.write_cols: tuple[str, ...] | None = None
         if row_tracking:
@@ -775,7 +798,7 @@ class TableWrite:
     def _file_rows(self, rows: pa.Table) -> pa.Table:
         """Key-value rows (the table's columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) in the
         file layout: ``_KEY_<k>``, the system columns, the columns."""
-        columns = [rows.column(k) for k in self.key_names]
+        columns = [] if self.thin else [rows.column(k) for k in self.key_names]
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(name) for name in self.names]
         return pa.Table.from_arrays(columns, schema=self.file_schema)
@@ -796,11 +819,14 @@ class TableWrite:
         file_format = write_format(options, self.is_pk, level, changelog=True)
         check_fields(file_format, self.fields)
         mode = options.changelog_file_stats_mode
+        value_modes = value_stats_modes(options, self.names, mode)
         spec = self._specs[key] = _FileSpec(
             options.changelog_file_prefix,
             file_format,
-            value_stats_modes(options, self.names, mode),
-            key_stats_modes(options, self.key_names, file_format.name, mode),
+            value_modes,
+            _thin_key_modes(value_modes, self.names, self.key_names)
+            if self.thin
+            else key_stats_modes(options, self.key_names, file_format.name, mode),
         )
         return spec
 

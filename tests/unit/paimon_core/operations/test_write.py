@@ -552,3 +552,63 @@ def test_rowkind_field_filters_and_append_tables(warehouse: str) -> None:
     dropped = append.copy({"ignore-delete": "true"})
     dropped.write_arrow(_kinds([3, 4], ["-D", "+I"]))
     assert sorted(append.to_arrow().column("k").to_pylist()) == [1, 2, 4]
+
+
+# ----------------------------------------------------------- data-file.thin-mode (issue 20)
+
+
+def test_thin_mode_files_have_no_key_columns_and_key_stats_of_the_values(warehouse: str) -> None:
+    """Java's ``KeyValueThinDataFileWriterImpl``: no ``_KEY_<k>``; the key stats are the
+    key columns' value stats (their stats mode); reads, compaction and the deep check go on."""
+    from paimon_core.lifecycle.check import check_table
+
+    long_key = "k" * 40
+    schema = pa.schema([pa.field("s", pa.string(), False), ("v", pa.string())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    tables = {
+        thin: catalog.create_table(
+            f"db.{thin}",
+            schema,
+            primary_keys=["s"],
+            options={"bucket": "1", "data-file.thin-mode": thin, "changelog-producer": "input"},
+        )
+        for thin in ("true", "false")
+    }
+    for table in tables.values():
+        table.write_arrow(pa.table({"s": [long_key, "a"], "v": ["x", "y"]}, schema=schema))
+        table.write_arrow(pa.table({"s": ["a"], "v": ["z"]}, schema=schema))
+    thin, plain = tables["true"], tables["false"]
+    for table, has_keys in ((thin, False), (plain, True)):
+        for f in table.new_scan().plan()[0].files:
+            columns = _parquet(data_file_path(table, [], 0, f.file_name)).column_names
+            assert ("_KEY_s" in columns) is has_keys
+            assert columns[-2:] == ["s", "v"]
+        got = sorted((r["s"], r["v"]) for r in table.to_arrow().to_pylist())
+        assert got == [("a", "z"), (long_key, "x")]
+
+    def stats(table: FileStoreTable) -> tuple[Any, Any]:
+        first = next(f for f in table.new_scan().plan()[0].files if f.row_count == 2)
+        key = decode_stats(first.key_stats, [STRING()])[0]
+        value = decode_stats(first.value_stats, [STRING(), STRING()])[0]
+        return (key.min, key.max), (value.min, value.max)
+
+    thin_key, thin_value = stats(thin)
+    plain_key, plain_value = stats(plain)
+    assert thin_key == thin_value == plain_value  # the value column's truncate(16)
+    assert thin_key[1] != long_key and plain_key == ("a", long_key)  # keys: full
+    changelog = [
+        n for n in os.listdir(os.path.join(thin.path, "bucket-0")) if n.startswith("changelog-")
+    ]
+    assert changelog and all(
+        "_KEY_s" not in _parquet(os.path.join(thin.path, "bucket-0", n)).column_names
+        for n in changelog
+    )
+    compact_table(thin)
+    assert [
+        tuple(r.values()) for r in sorted(thin.to_arrow().to_pylist(), key=lambda r: r["s"])
+    ] == [
+        ("a", "z"),
+        (long_key, "x"),
+    ]
+    assert check_table(thin, deep=True) == []
