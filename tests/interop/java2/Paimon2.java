@@ -32,7 +32,8 @@
 //   {"op": "rollback", "table": "db.t", "snapshot": 2}  (or "tag": "t1")
 //        each -> {"latestSnapshot"}
 //   {"op": "expire", "table": "db.t", "retainMax": 1, "retainMin": 1}
-//        ExpireSnapshots with no time retention -> {"expired", "earliestSnapshot"}
+//        ExpireSnapshots keeping the latest retainMax (no time limit, as CALL sys.expire_snapshots
+//        with only retain_max) -> {"expired", "earliestSnapshot"}
 //   {"op": "snapshots", "table": "db.t"}
 //        -> {"snapshots": [{id, schemaId, commitKind, totalRecordCount, deltaRecordCount,
 //        changelogRecordCount, nextRowId}]}
@@ -58,7 +59,6 @@ import java.io.File;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -219,8 +219,7 @@ public class Paimon2 {
             case "expire":
                 int expired = t.newExpireSnapshots().config(ExpireConfig.builder()
                         .snapshotRetainMax(s.get("retainMax").asInt())
-                        .snapshotRetainMin(s.path("retainMin").asInt(1))
-                        .snapshotTimeRetain(Duration.ZERO).build()).expire();
+                        .snapshotRetainMin(s.path("retainMin").asInt(1)).build()).expire();
                 return map("expired", expired, "earliestSnapshot",
                         t.snapshotManager().earliestSnapshotId());
             case "snapshots":
