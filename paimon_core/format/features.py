@@ -111,7 +111,7 @@ FEATURES: tuple[Feature, ...] = (
     ),
     Feature("BLOB view fields", "blob-view-field", _named("blob-view-field"), False),
     # Files holding some columns (``_WRITE_COLS``) of shared row-id ranges.
-    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), False),
+    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), True),
     # Row ids (``_FIRST_ROW_ID``, snapshot ``nextRowId``) must be assigned by every commit;
     # the user's columns of an append table read the same without them.
     Feature("row tracking", "row-tracking.enabled", _true("row-tracking.enabled"), True),
@@ -187,7 +187,7 @@ def check_supported(
 
 def check_files(files: Iterable[DataFileMeta], options: Mapping[str, str], table: str) -> None:
     """Refuse data files whose manifest fields mean a feature ``table`` does not declare:
-    ``_WRITE_COLS`` (a file of some columns: data evolution, never read here) and
+    ``_WRITE_COLS`` (a file of some columns) without ``data-evolution.enabled`` and
     ``_FIRST_ROW_ID`` without ``row-tracking.enabled``; read as plain files they would be
     taken for whole rows.
 
@@ -195,11 +195,13 @@ def check_files(files: Iterable[DataFileMeta], options: Mapping[str, str], table
         UnsupportedFeature: naming the first such file and its field.
     """
     row_tracking = _is_true(options, "row-tracking.enabled")
+    data_evolution = _is_true(options, "data-evolution.enabled")
     for f in files:
-        if f.write_cols is not None:
+        if f.write_cols is not None and not data_evolution:
             raise UnsupportedFeature(
                 f"Cannot read table {table}: data file {f.file_name} holds only columns "
-                f"{list(f.write_cols)} (_WRITE_COLS, data evolution), which is not supported yet"
+                f"{list(f.write_cols)} (_WRITE_COLS) but the table has no "
+                "'data-evolution.enabled' = 'true'"
             )
         if f.first_row_id is not None and not row_tracking:
             raise UnsupportedFeature(

@@ -11,6 +11,7 @@ keys it deletes are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,6 +22,14 @@ from paimon_core.format.data_files import read_data_file
 from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
+from paimon_core.operations.data_evolution import (
+    ROW_ID,
+    anchor_file,
+    column_sources,
+    data_evolution_enabled,
+    newest_first,
+    row_id_groups,
+)
 from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
     SEQUENCE_NUMBER,
@@ -40,7 +49,12 @@ if TYPE_CHECKING:
 KEY_PREFIX = "_KEY_"
 ROW_POSITION = "_ROW_POSITION"
 """A row's position in its data file (what deletion vectors record); read on request."""
-_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8(), ROW_POSITION: pa.int64()}
+_SYSTEM_TYPES = {
+    SEQUENCE_NUMBER: pa.int64(),
+    VALUE_KIND: pa.int8(),
+    ROW_POSITION: pa.int64(),
+    ROW_ID: pa.int64(),
+}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
 _DV_CACHE_SPLITS = 64
 
@@ -72,6 +86,10 @@ class TableRead:
         self.schema = table.schema
         self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
         self.merge = key_value_merge(self.schema) if table.is_primary_key_table else None
+        self.data_evolution = not table.is_primary_key_table and data_evolution_enabled(
+            table.options
+        )
+        """Files are merged column by column per row-id range (``operations.data_evolution``)."""
         # Deletion vectors of the splits read last (a split's files share one index file).
         self._dv_cache: dict[tuple[DeletionFile, ...], dict[str, DeletionVector]] = {}
 
@@ -146,7 +164,7 @@ class TableRead:
         system: tuple[str, ...] = (ROW_POSITION,)
         if self.table.is_primary_key_table:
             system = (SEQUENCE_NUMBER, VALUE_KIND, ROW_POSITION)
-        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        tables = self._read_append(split, fields, system)
         if not tables:
             schema = self.output_schema(projection)
             for name in system:
@@ -180,7 +198,7 @@ class TableRead:
     def _read_split(self, split: Split, projection: Sequence[str] | None) -> pa.Table:
         fields = self.output_fields(projection)
         if not self.table.is_primary_key_table:
-            tables = [self._read_file(split, f, fields, ()) for f in split.files]
+            tables = self._read_append(split, fields, ())
             return (
                 pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
             )
@@ -205,6 +223,73 @@ class TableRead:
                 )
             )
         return merged.select([f.name for f in fields])
+
+    def _read_append(
+        self, split: Split, fields: Sequence[DataField], system: Sequence[str]
+    ) -> list[pa.Table]:
+        """The rows of an append split (a primary-key split's files unmerged): file after
+        file, or row-id range after range in a data-evolution table (``_read_group``)."""
+        if not self.data_evolution:
+            return [self._read_file(split, f, fields, system) for f in split.files]
+        return [self._read_group(split, g, fields, system) for g in row_id_groups(split.files)]
+
+    def _read_group(
+        self,
+        split: Split,
+        group: Sequence[DataFileMeta],
+        fields: Sequence[DataField],
+        system: Sequence[str],
+    ) -> pa.Table:
+        """The rows of one row-id range of a data-evolution table, each column from the
+        newest file that wrote it (``operations.data_evolution``), the anchor file's deletion
+        vector applied. ``ROW_POSITION`` is a row's position in the range, ``ROW_ID`` its
+        row id.
+
+        Raises:
+            DataFileUnreadable: files of the range disagree on it or on their row count, or
+                a NOT NULL column is in none of them.
+        """
+        files = newest_first(group)
+        anchor = anchor_file(files)
+        count = anchor.row_count
+        plain = replace(split, deletion_files=())
+        columns: dict[int, pa.ChunkedArray | pa.Array] = {}
+        for meta, mine in column_sources(files, fields, self._file_schema):
+            data = self._read_file(plain, meta, mine, ())
+            if data.num_rows != count:
+                raise DataFileUnreadable(
+                    f"Data file {meta.file_name} has {data.num_rows} rows, not the "
+                    f"{count} of its row-id range (files {[f.file_name for f in files]})"
+                )
+            for f in mine:
+                columns[f.id] = data.column(f.name)
+        arrays: list[pa.ChunkedArray | pa.Array] = []
+        out: list[pa.Field] = []
+        for f in fields:
+            target = to_arrow_type(f.type)
+            column = columns.get(f.id)
+            if column is None:
+                if not f.type.nullable:
+                    raise DataFileUnreadable(
+                        f"Column '{f.name}' is NOT NULL but none of the data files "
+                        f"{[m.file_name for m in files]} holds it"
+                    )
+                column = pa.nulls(count, target)
+            arrays.append(column)
+            out.append(pa.field(f.name, target, f.type.nullable))
+        for name in system:
+            if name == ROW_POSITION:
+                arrays.append(pa.array(np.arange(count, dtype=np.int64)))
+            elif name == ROW_ID:
+                first = anchor.first_row_id or 0
+                arrays.append(pa.array(np.arange(first, first + count, dtype=np.int64)))
+            else:
+                raise InvalidArgument(f"{name} is no column of a data-evolution table")
+            out.append(pa.field(name, _SYSTEM_TYPES[name], False))
+        data = pa.Table.from_arrays(arrays, schema=pa.schema(out))
+        if split.deletion_files:
+            data = apply_deletion_vector(data, self._deletion_vector(split, anchor.file_name))
+        return data
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
         """The columns of one data file in its own format; a file in a format this reader

@@ -13,13 +13,18 @@
 //   {"op": "write-concurrent", "table": "db.t", "batches": [[rows...], [rows...]]}
 //        one writer per batch, all opened on the same snapshot, each prepared before any commits;
 //        then one commit per batch in order -> {"rows", "latestSnapshot"}
+//   {"op": "write-cols", "table": "db.t", "columns": ["v"], "firstRowId": 0,
+//    "rows": [{"v": "x"}]}
+//        data evolution: one batch write of some columns (BatchTableWrite.withWriteType, a file
+//        with _WRITE_COLS) over the row-id range starting at firstRowId (the rows of that range,
+//        in order), committed -> {"rows", "latestSnapshot"}
 //   {"op": "read", "table": "db.t", "options": {"scan.snapshot-id": "1"}}
 //        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]}
 //   {"op": "snapshots", "table": "db.t"}
 //        -> {"snapshots": [{id, schemaId, commitKind, totalRecordCount, deltaRecordCount}]}
 //   {"op": "files", "table": "db.t", "options": {...}}
 //        the live data files -> {"files": [{partition, bucket, file, level, rowCount,
-//        minSequenceNumber, maxSequenceNumber, schemaId}]}
+//        minSequenceNumber, maxSequenceNumber, schemaId, firstRowId, writeCols}]}
 //   {"op": "compact", "table": "db.t", "full": true}
 //        BatchTableWrite.compact(partition, bucket, full) of every bucket with files, one commit
 //        -> {"buckets", "latestSnapshot"}
@@ -64,6 +69,7 @@ import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.sink.RowKeyExtractor;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.types.DataType;
@@ -127,6 +133,10 @@ public class Paimon2 {
                     batches.add(rows);
                 }
                 return write(t, batches, false);
+            case "write-cols":
+                List<JsonNode> colRows = new ArrayList<>();
+                s.get("rows").forEach(colRows::add);
+                return writeCols(t, list(s.get("columns")), s.get("firstRowId").asLong(), colRows);
             case "read":
                 return read(t);
             case "snapshots":
@@ -207,6 +217,31 @@ public class Paimon2 {
         return map("rows", count, "latestSnapshot", t.snapshotManager().latestSnapshotId());
     }
 
+    /** Some columns of the rows of one row-id range, as Java's data-evolution tests write them. */
+    static Object writeCols(FileStoreTable t, List<String> columns, long firstRowId,
+            List<JsonNode> rows) throws Exception {
+        RowType type = t.rowType().project(columns);
+        BatchWriteBuilder builder = t.newBatchWriteBuilder();
+        try (BatchTableWrite write = builder.newWrite().withWriteType(type);
+                BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode r : rows) {
+                write.write(row(r, type));
+            }
+            List<CommitMessage> messages = write.prepareCommit();
+            for (CommitMessage m : messages) {
+                List<DataFileMeta> files = ((CommitMessageImpl) m).newFilesIncrement().newFiles();
+                List<DataFileMeta> assigned = new ArrayList<>();
+                for (DataFileMeta f : files) {
+                    assigned.add(f.assignFirstRowId(firstRowId));
+                }
+                files.clear();
+                files.addAll(assigned);
+            }
+            commit.commit(messages);
+        }
+        return map("rows", rows.size(), "latestSnapshot", t.snapshotManager().latestSnapshotId());
+    }
+
     static GenericRow row(JsonNode r, RowType type) {
         Set<String> names = new LinkedHashSet<>();
         r.fieldNames().forEachRemaining(names::add);
@@ -258,7 +293,8 @@ public class Paimon2 {
             result.add(map("partition", named(e.partition(), partType), "bucket", e.bucket(),
                     "file", f.fileName(), "level", f.level(), "rowCount", f.rowCount(),
                     "minSequenceNumber", f.minSequenceNumber(),
-                    "maxSequenceNumber", f.maxSequenceNumber(), "schemaId", f.schemaId()));
+                    "maxSequenceNumber", f.maxSequenceNumber(), "schemaId", f.schemaId(),
+                    "firstRowId", f.firstRowId(), "writeCols", f.writeCols()));
         }
         return map("files", result);
     }

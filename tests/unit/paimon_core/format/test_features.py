@@ -43,7 +43,13 @@ ON: dict[str, dict[str, str]] = {
     },
     "chain tables": {"chain-table.enabled": "true"},
 }
-READABLE = {"row tracking", "postpone bucket", "row kind field", "external data paths"}
+READABLE = {
+    "data evolution",
+    "row tracking",
+    "postpone bucket",
+    "row kind field",
+    "external data paths",
+}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -102,11 +108,18 @@ def _file(**fields: object) -> DataFileMeta:
     return DataFileMeta("data-1.parquet", 10, 3, EMPTY_ROW, EMPTY_ROW, EMPTY_STATS, EMPTY_STATS, 0, 0, 0, 0, **fields)  # type: ignore[arg-type]  # fmt: skip
 
 
-def test_check_files_refuses_write_cols_always_and_row_ids_without_row_tracking() -> None:
+def test_check_files_refuses_write_cols_without_data_evolution_and_row_ids_without_row_tracking() -> (
+    None
+):
     tracking = {"row-tracking.enabled": "true"}
     check_files([_file(), _file(first_row_id=5)], tracking, "db.t")
     check_files([_file()], {}, "db.t")
-    with pytest.raises(UnsupportedFeature, match=r"data-1.parquet holds only columns \['v'\]"):
+    evolution = {**tracking, "data-evolution.enabled": "true"}
+    check_files([_file(first_row_id=0, write_cols=("v",))], evolution, "db.t")
+    with pytest.raises(
+        UnsupportedFeature,
+        match=r"data-1.parquet holds only columns \['v'\] .* no 'data-evolution.enabled'",
+    ):
         check_files([_file(first_row_id=0, write_cols=("v",))], tracking, "db.t")
     with pytest.raises(UnsupportedFeature, match=r"_FIRST_ROW_ID = 5\) but the table has no"):
         check_files([_file(first_row_id=5)], {"row-tracking.enabled": "false"}, "db.t")
