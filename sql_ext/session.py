@@ -86,7 +86,7 @@ from sql_ext.metadata.describe import describe_system_table
 from sql_ext.metadata.engine import run_call, run_tag_ddl
 from sql_ext.metadata.show import show_catalog
 from sql_ext.metadata.table_info import describe_statement
-from sql_ext.metadata_columns import requested_metadata, star_edits
+from sql_ext.metadata_columns import applicable, requested_metadata, star_edits
 from sql_ext.parse import (
     CallStatement,
     Fragment,
@@ -720,7 +720,7 @@ class PaimonSession:
         pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]] = {}
         # Metadata columns (`__paimon_file_path`, ...) the statement reads, per table node.
         meta = {
-            id(t): requested_metadata(tree, t)
+            id(t): self._applicable_metadata(t, resolved, requested_metadata(tree, t))
             for t in tables
             if isinstance(t.this, exp.Identifier)
             and _has_metadata_columns(t)
@@ -755,6 +755,14 @@ class PaimonSession:
             return _view(views[key])
 
         return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
+
+    def _applicable_metadata(
+        self, table: exp.Table, resolved: Mapping[Any, Any], columns: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """``columns`` as ``metadata_columns.applicable`` keeps them for ``table``."""
+        target = resolved.get((table.catalog, table.db, table.name))
+        database, name = target or (self._paimon_database(table), table.name.split("$")[0])
+        return applicable(table, columns, lambda: self._load(database, name).options)
 
     def _table_function(
         self,

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from paimon_core.format.types import DataField
 
 DATA_EVOLUTION = "data-evolution.enabled"
-ROW_ID = "_ROW_ID"
-"""The row-id system column (``SpecialFields.ROW_ID``): ``_FIRST_ROW_ID`` + position."""
 
 
 def data_evolution_enabled(options: Mapping[str, str]) -> bool:

@@ -73,6 +73,13 @@ from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
 from paimon_core.operations.merge.base import ADD_KINDS, merge_order
 from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
+from paimon_core.operations.row_tracking import (
+    ROW_ID,
+    ROW_ID_FIELD_ID,
+    ROW_TRACKING_COLUMNS,
+    SEQUENCE_NUMBER_FIELD_ID,
+    row_tracking_enabled,
+)
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -250,6 +257,7 @@ class TableWrite:
         on_new_file: Callable[[str], None] | None = None,
         compaction: WriteCompactionHook | None = None,
         ignore_previous_files: bool = False,
+        row_tracking: bool = False,
     ) -> None:
         """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
         empty table; by default the latest when first needed), so that the writers of one
@@ -261,13 +269,26 @@ class TableWrite:
         the new files; the HASH index of a dynamic-bucket table still continues (Java would
         restore none and write a bucket index of the new keys alone, losing the others).
 
+        ``row_tracking`` (a row-tracking table's rows that keep their ids: Java's
+        ``withWriteType(rowTypeWithRowTracking)``): the data also has ``_ROW_ID`` (not null)
+        and ``_SEQUENCE_NUMBER`` (null: the committing snapshot's), written into the files
+        after the columns (``_WRITE_COLS`` names them all); a file's sequence bounds are
+        its values' (min 0 when all are null, max 0 when any is: the commit assigns them).
+
         Raises:
-            UnsupportedFeature: a table feature this writer lacks (``features``)."""
+            UnsupportedFeature: a table feature this writer lacks (``features``).
+            InvalidArgument: ``row_tracking`` on a table without row tracking."""
         table.check_supported(Access.WRITE)  # row tracking, BLOB columns, ...: before any file
         self.table = table
         self.overwrite = overwrite
         self.ignore_previous_files = ignore_previous_files
         self._on_new_file = on_new_file
+        if row_tracking and (table.is_primary_key_table or not row_tracking_enabled(table.options)):
+            raise InvalidArgument(
+                f"Table {table.identifier or table.path} has no row tracking "
+                "('row-tracking.enabled'): its rows have no _ROW_ID to keep"
+            )
+        self.row_tracking = row_tracking
         schema = table.schema
         options = table.options
         self.fields: list[DataField] = list(schema.fields)
@@ -297,6 +318,15 @@ class TableWrite:
         self._init_buckets()
         self.file_schema = layout.file_schema
         self.file_fields = layout.file_fields
+        self.write_cols: tuple[str, ...] | None = None
+        if row_tracking:
+            tracking = [
+                DataField(ROW_ID_FIELD_ID, ROW_ID, BIGINT(False)),
+                DataField(SEQUENCE_NUMBER_FIELD_ID, SEQUENCE_NUMBER, BIGINT(True)),
+            ]
+            self.file_fields = [*self.file_fields, *tracking]
+            self.file_schema = to_arrow_schema(self.file_fields)
+            self.write_cols = (*self.names, *ROW_TRACKING_COLUMNS)
         self.value_modes = layout.value_modes
         self.key_modes = layout.key_modes
         self.file_index = layout.file_index
@@ -371,13 +401,13 @@ class TableWrite:
             self._guarded(self._flush)
 
     def _conform(self, data: pa.Table) -> pa.Table:
+        names = list(self.write_cols or self.names)
         given = set(data.column_names)
-        missing = [n for n in self.names if n not in given]
-        extra = [n for n in data.column_names if n not in set(self.names)]
+        missing = [n for n in names if n not in given]
+        extra = [n for n in data.column_names if n not in set(names)]
         if missing or extra:
             raise InvalidArgument(
-                f"Data does not match the table columns {self.names}: "
-                f"missing {missing}, unknown {extra}"
+                f"Data does not match the table columns {names}: missing {missing}, unknown {extra}"
             )
         columns = []
         for field in self.arrow_schema:
@@ -395,7 +425,25 @@ class TableWrite:
             if not field.nullable and column.null_count:
                 raise InvalidArgument(f"Cannot write null to non-null column '{field.name}'")
             columns.append(column)
+        if self.row_tracking:
+            return pa.Table.from_arrays(
+                [*columns, *self._tracking_columns(data)], schema=self.file_schema
+            )
         return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+
+    def _tracking_columns(self, data: pa.Table) -> list[pa.ChunkedArray]:
+        """``_ROW_ID`` (no nulls) and ``_SEQUENCE_NUMBER`` of ``data`` as BIGINT."""
+        columns = []
+        for name in ROW_TRACKING_COLUMNS:
+            column = data.column(name)
+            try:
+                column = column.cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                raise InvalidArgument(f"Column '{name}' must be BIGINT: {err}") from None
+            if name == ROW_ID and column.null_count:
+                raise InvalidArgument("Cannot write null to non-null column '_ROW_ID'")
+            columns.append(column)
+        return columns
 
     def _conform_kinds(self, row_kinds: pa.Array | None, n: int) -> pa.Array | None:
         if row_kinds is None:
@@ -746,6 +794,8 @@ class TableWrite:
             self._values.setdefault(partition, tuple(partition_values))
             if self.is_pk:
                 data = self._file_rows(rows)
+            elif self.row_tracking:
+                data = self._conform(rows.select(list(self.write_cols or ())))
             else:
                 data = rows.select(self.names).cast(self.arrow_schema)
             written = len(self._written)
@@ -825,6 +875,11 @@ class TableWrite:
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
         else:
             min_seq, max_seq = first_seq, first_seq + n - 1
+            if self.row_tracking:  # Java's RowDataFileSequenceNumberTracker
+                seqs = data.column(SEQUENCE_NUMBER)
+                bounds = pc.min_max(seqs)
+                min_seq = bounds["min"].as_py() if seqs.null_count < n else 0
+                max_seq = 0 if seqs.null_count else bounds["max"].as_py()
             min_key = max_key = EMPTY_ROW
             key_stats = EMPTY_STATS
             deletes = 0
@@ -846,6 +901,7 @@ class TableWrite:
             embedded_index=embedded_index,
             file_source=file_source,
             value_stats_cols=stats_cols,
+            write_cols=self.write_cols if spec is data_spec else None,
         )
 
     def _write_index(self, data_path: str, data: pa.Table) -> tuple[tuple[str, ...], bytes | None]:

@@ -291,20 +291,30 @@ class Java2:
         }  # fmt: skip
         return self.run(step)[0]
 
-    def read(self, table: str, options: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    def read(
+        self,
+        table: str,
+        options: Mapping[str, str] | None = None,
+        *,
+        row_tracking: bool = False,
+    ) -> list[dict[str, Any]]:
         """Every row of a batch read of ``table`` (with ``options`` such as
-        ``scan.snapshot-id``), as ``{column: value}`` in Paimon's read order."""
-        step = {"op": "read", "table": table, "options": dict(options or {})}
+        ``scan.snapshot-id``), as ``{column: value}`` in Paimon's read order; with
+        ``row_tracking`` its ``$row_tracking`` table (``_ROW_ID``, ``_SEQUENCE_NUMBER`` too)."""
+        step = {
+            "op": "read", "table": table, "options": dict(options or {}),
+            "rowTracking": row_tracking,
+        }  # fmt: skip
         return list(self.run(step)[0]["rows"])
 
     def snapshots(self, table: str) -> list[dict[str, Any]]:
-        """Each snapshot's ``id``, ``schemaId``, ``commitKind``, ``totalRecordCount`` and
-        ``deltaRecordCount``, by id."""
+        """Each snapshot's ``id``, ``schemaId``, ``commitKind``, ``totalRecordCount``,
+        ``deltaRecordCount`` and ``nextRowId``, by id."""
         return list(self.run({"op": "snapshots", "table": table})[0]["snapshots"])
 
     def files(self, table: str) -> list[dict[str, Any]]:
         """The live data files of the latest snapshot (partition, bucket, file, level,
-        rowCount, min/maxSequenceNumber, schemaId, firstRowId, writeCols)."""
+        rowCount, min/maxSequenceNumber, schemaId, firstRowId, writeCols, fileSource)."""
         return list(self.run({"op": "files", "table": table})[0]["files"])
 
     def compact(
@@ -315,3 +325,8 @@ class Java2:
         table)."""
         step = {"op": "compact", "table": table, "full": full, "options": dict(options or {})}
         return self.run(step)[0]
+
+    def compact_append(self, table: str) -> dict[str, Any]:
+        """Compact an unaware-bucket append table as Paimon-Spark's ``CompactProcedure``
+        (row ids kept on row-tracking tables); returns ``{"tasks", "latestSnapshot"}``."""
+        return self.run({"op": "compact-append", "table": table})[0]

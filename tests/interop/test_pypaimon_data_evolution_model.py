@@ -4,7 +4,7 @@ pypaimon 2.1 writes a data-evolution table by random steps: whole rows (new row-
 updates of random columns of random rows (``update_by_arrow_with_row_id``: files of some
 columns over existing ranges), deletes by row id (deletion vectors, 32- or 64-bit), and
 column additions; the model is a dict of row id -> row. After every step the core reads the
-table (every column, and a random projection) exactly as the model says.
+table (every column, and a random projection, and ``_ROW_ID``) exactly as the model says.
 """
 
 from __future__ import annotations
@@ -162,6 +162,8 @@ def test_reads_match_the_model(
         getattr(model, op)(*args)
         assert _read(warehouse, None) == model.expected(model.columns), (op, args)
     assert _read(warehouse, projection) == model.expected(projection)
+    ids = sorted(((i, row["id"]) for i, row in model.rows.items()), key=repr)
+    assert _read(warehouse, ["_ROW_ID", "id"]) == ids
 
 
 def test_model_steps_write_files_of_some_columns(tmp_path: Path) -> None:

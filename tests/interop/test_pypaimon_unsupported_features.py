@@ -16,7 +16,6 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError, UnsupportedFeature
 from paimon_core.format.schema import SetOption
-from paimon_core.format.snapshot import CommitKind
 from tests.interop.helpers import pypaimon_commit, pypaimon_read, pypaimon_write, rows
 from tests.unit.paimon_core.helpers import file_state
 
@@ -26,12 +25,6 @@ PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("k", pa.
 
 def _append(ids: list[int], values: list[str]) -> pa.Table:
     return pa.table({"id": ids, "v": values}, schema=APPEND)
-
-
-def _row_tracking(warehouse: str, name: str) -> None:
-    create = {"options": {"row-tracking.enabled": "true"}}
-    pypaimon_write(warehouse, name, _append([1, 2], ["a", "b"]), create=create)
-    pypaimon_write(warehouse, name, _append([3], ["c"]))
 
 
 def _data_evolution(warehouse: str, name: str) -> None:
@@ -120,14 +113,6 @@ class Feature:
 
 PK_ROW = pa.table({"id": [9], "v": ["z"], "k": ["+I"]}, schema=PK)
 FEATURES = {
-    "row_tracking": Feature(
-        _row_tracking,
-        "'row-tracking.enabled' = 'true'",
-        True,
-        _append([9], ["z"]),
-        "(9, 'z')",
-        "(id BIGINT, v STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true')",
-    ),
     "data_evolution": Feature(
         _data_evolution,
         "'data-evolution.enabled' = 'true'",
@@ -228,18 +213,6 @@ def test_core_writes_commits_and_schema_changes_are_refused_and_change_nothing(
     assert rows(pypaimon_read(warehouse, f"db.{name}")) == rows(read_before)
 
 
-def test_pypaimon_goes_on_after_our_refused_write(warehouse: str) -> None:
-    """Row ids continue where pypaimon left them: our refused commit took no snapshot."""
-    _row_tracking(warehouse, "db.rt")
-    table = FileSystemCatalog(warehouse).get_table("db.rt")
-    with pytest.raises(UnsupportedFeature):
-        table.write_arrow(_append([9], ["z"]))
-    pypaimon_write(warehouse, "db.rt", _append([4], ["d"]))
-    latest = FileSystemCatalog(warehouse).get_table("db.rt").latest_snapshot()
-    assert latest is not None
-    assert (latest.snapshot_id, latest.next_row_id, latest.commit_kind) == (3, 4, CommitKind.APPEND)
-
-
 def test_postpone_reads_leave_bucket_postpone_files_as_pypaimon(warehouse: str) -> None:
     """Batch, incremental delta and diff reads see the real buckets only (Java's
     ``onlyReadRealBuckets``): key 2 keeps the value of its real-bucket file."""
@@ -264,7 +237,7 @@ def test_core_create_is_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     for options, named in (
-        ({"row-tracking.enabled": "TRUE"}, "row-tracking.enabled"),
+        ({"data-evolution.enabled": "TRUE", "row-tracking.enabled": "true"}, "data-evolution.enabled"),
         ({"data-file.external-paths": "file:///x", "data-file.external-paths.strategy": "round-robin"}, "external-paths"),
         ({"bucket": "-2", "primary-key": "id"}, "'bucket' = '-2'"),
     ):  # fmt: skip

@@ -18,16 +18,24 @@
 //        data evolution: one batch write of some columns (BatchTableWrite.withWriteType, a file
 //        with _WRITE_COLS) over the row-id range starting at firstRowId (the rows of that range,
 //        in order), committed -> {"rows", "latestSnapshot"}
-//   {"op": "read", "table": "db.t", "options": {"scan.snapshot-id": "1"}}
-//        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]}
+//   {"op": "read", "table": "db.t", "options": {"scan.snapshot-id": "1"}, "rowTracking": false}
+//        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]};
+//        with "rowTracking" the table's $row_tracking system table (RowTrackingTable: the
+//        columns, then _ROW_ID and _SEQUENCE_NUMBER)
 //   {"op": "snapshots", "table": "db.t"}
-//        -> {"snapshots": [{id, schemaId, commitKind, totalRecordCount, deltaRecordCount}]}
+//        -> {"snapshots": [{id, schemaId, commitKind, totalRecordCount, deltaRecordCount,
+//        nextRowId}]}
 //   {"op": "files", "table": "db.t", "options": {...}}
 //        the live data files -> {"files": [{partition, bucket, file, level, rowCount,
-//        minSequenceNumber, maxSequenceNumber, schemaId, firstRowId, writeCols}]}
+//        minSequenceNumber, maxSequenceNumber, schemaId, firstRowId, writeCols, fileSource}]}
 //   {"op": "compact", "table": "db.t", "full": true}
 //        BatchTableWrite.compact(partition, bucket, full) of every bucket with files, one commit
 //        -> {"buckets", "latestSnapshot"}
+//   {"op": "compact-append", "table": "db.t"}
+//        an unaware-bucket append table compacted as Paimon-Spark's CompactProcedure does:
+//        AppendCompactCoordinator's tasks run by one BaseAppendFileStoreWrite (write type
+//        with _ROW_ID and _SEQUENCE_NUMBER on row-tracking tables), one commit
+//        -> {"tasks", "latestSnapshot"}
 //
 // Input values go through Paimon's TypeUtils.castFromString (their JSON text); output values:
 // booleans and numbers as JSON, everything else as Paimon's cast to STRING.
@@ -45,6 +53,8 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.paimon.Snapshot;
+import org.apache.paimon.append.AppendCompactCoordinator;
+import org.apache.paimon.append.AppendCompactTask;
 import org.apache.paimon.casting.CastExecutor;
 import org.apache.paimon.casting.CastExecutors;
 import org.apache.paimon.catalog.Catalog;
@@ -58,6 +68,7 @@ import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.io.DataFileMeta;
 import org.apache.paimon.manifest.ManifestEntry;
+import org.apache.paimon.operation.BaseAppendFileStoreWrite;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
@@ -65,13 +76,17 @@ import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.paimon.table.BucketMode;
 import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.SpecialFields;
+import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
 import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.sink.RowKeyExtractor;
+import org.apache.paimon.table.sink.TableCommitImpl;
 import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.system.RowTrackingTable;
 import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
 import org.apache.paimon.types.DataTypes;
@@ -138,13 +153,15 @@ public class Paimon2 {
                 s.get("rows").forEach(colRows::add);
                 return writeCols(t, list(s.get("columns")), s.get("firstRowId").asLong(), colRows);
             case "read":
-                return read(t);
+                return read(s.path("rowTracking").asBoolean(false) ? new RowTrackingTable(t) : t);
             case "snapshots":
                 return snapshots(t);
             case "files":
                 return files(t);
             case "compact":
                 return compact(t, s.path("full").asBoolean(true));
+            case "compact-append":
+                return compactAppend(t);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -262,7 +279,7 @@ public class Paimon2 {
         return row;
     }
 
-    static Object read(FileStoreTable t) throws Exception {
+    static Object read(Table t) throws Exception {
         RowType type = t.rowType();
         ReadBuilder rb = t.newReadBuilder();
         List<Object> rows = new ArrayList<>();
@@ -280,7 +297,7 @@ public class Paimon2 {
         for (Snapshot s : all) {
             snaps.add(map("id", s.id(), "schemaId", s.schemaId(), "commitKind",
                     s.commitKind().toString(), "totalRecordCount", s.totalRecordCount(),
-                    "deltaRecordCount", s.deltaRecordCount()));
+                    "deltaRecordCount", s.deltaRecordCount(), "nextRowId", s.nextRowId()));
         }
         return map("snapshots", snaps);
     }
@@ -294,7 +311,8 @@ public class Paimon2 {
                     "file", f.fileName(), "level", f.level(), "rowCount", f.rowCount(),
                     "minSequenceNumber", f.minSequenceNumber(),
                     "maxSequenceNumber", f.maxSequenceNumber(), "schemaId", f.schemaId(),
-                    "firstRowId", f.firstRowId(), "writeCols", f.writeCols()));
+                    "firstRowId", f.firstRowId(), "writeCols", f.writeCols(),
+                    "fileSource", f.fileSource().map(Object::toString).orElse(null)));
         }
         return map("files", result);
     }
@@ -318,6 +336,27 @@ public class Paimon2 {
             commit.commit(write.prepareCommit());
         }
         return map("buckets", count, "latestSnapshot", t.snapshotManager().latestSnapshotId());
+    }
+
+    static Object compactAppend(FileStoreTable t) throws Exception {
+        String user = "paimon2-compact";
+        BaseAppendFileStoreWrite write = (BaseAppendFileStoreWrite) t.store().newWrite(user);
+        if (t.coreOptions().rowTrackingEnabled()) {
+            write.withWriteType(SpecialFields.rowTypeWithRowTracking(t.rowType()));
+        }
+        List<AppendCompactTask> tasks = new AppendCompactCoordinator(t, false).run();
+        List<CommitMessage> messages = new ArrayList<>();
+        try {
+            for (AppendCompactTask task : tasks) {
+                messages.add(task.doCompact(t, write));
+            }
+        } finally {
+            write.close();
+        }
+        try (TableCommitImpl commit = t.newCommit(user)) {
+            commit.commit(messages);
+        }
+        return map("tasks", tasks.size(), "latestSnapshot", t.snapshotManager().latestSnapshotId());
     }
 
     /** A row as {column: value}: booleans and numbers as they are, the rest cast to STRING. */

@@ -33,7 +33,6 @@ ON: dict[str, dict[str, str]] = {
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
     "data evolution": {"data-evolution.enabled": "true"},
-    "row tracking": {"row-tracking.enabled": " True "},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
     "row kind field": {"rowkind.field": "k"},
@@ -43,13 +42,7 @@ ON: dict[str, dict[str, str]] = {
     },
     "chain tables": {"chain-table.enabled": "true"},
 }
-READABLE = {
-    "data evolution",
-    "row tracking",
-    "postpone bucket",
-    "row kind field",
-    "external data paths",
-}
+READABLE = {"data evolution", "postpone bucket", "row kind field", "external data paths"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -108,6 +101,11 @@ def _file(**fields: object) -> DataFileMeta:
     return DataFileMeta("data-1.parquet", 10, 3, EMPTY_ROW, EMPTY_ROW, EMPTY_STATS, EMPTY_STATS, 0, 0, 0, 0, **fields)  # type: ignore[arg-type]  # fmt: skip
 
 
+def test_row_tracking_is_implemented_so_never_refused() -> None:
+    for access in Access:
+        assert unsupported(PLAIN, {"row-tracking.enabled": " True "}, access) is None
+
+
 def test_check_files_refuses_write_cols_without_data_evolution_and_row_ids_without_row_tracking() -> (
     None
 ):
@@ -121,6 +119,13 @@ def test_check_files_refuses_write_cols_without_data_evolution_and_row_ids_witho
         match=r"data-1.parquet holds only columns \['v'\] .* no 'data-evolution.enabled'",
     ):
         check_files([_file(first_row_id=0, write_cols=("v",))], tracking, "db.t")
+    # Whole rows that keep their ids (a compaction's, an UPDATE's): their columns plus
+    # _ROW_ID and _SEQUENCE_NUMBER; not in a plain table (data evolution reads any).
+    kept = _file(write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
+    check_files([kept], tracking, "db.t")
+    with pytest.raises(UnsupportedFeature, match="_WRITE_COLS"):
+        check_files([kept], {}, "db.t")
+    check_files([kept], {**tracking, "data-evolution.enabled": "true"}, "db.t")
     with pytest.raises(UnsupportedFeature, match=r"_FIRST_ROW_ID = 5\) but the table has no"):
         check_files([_file(first_row_id=5)], {"row-tracking.enabled": "false"}, "db.t")
 
