@@ -103,7 +103,7 @@ FEATURES: tuple[Feature, ...] = (
     ),
     Feature("BLOB view fields", "blob-view-field", _named("blob-view-field"), False),
     # Files holding some columns (``_WRITE_COLS``) of shared row-id ranges.
-    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), False),
+    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), True),
     # Batch reads merging ``bucket-postpone`` files into the real buckets' (Paimon 2.1).
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
     # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
@@ -181,7 +181,7 @@ def check_supported(
 
 def check_files(files: Iterable[DataFileMeta], options: Mapping[str, str], table: str) -> None:
     """Refuse data files whose manifest fields mean a feature ``table`` does not declare:
-    ``_WRITE_COLS`` (a file of some columns: data evolution, never read here) and
+    ``_WRITE_COLS`` (a file of some columns) without ``data-evolution.enabled`` and
     ``_FIRST_ROW_ID`` without ``row-tracking.enabled``; read as plain files they would be
     taken for whole rows.
 
@@ -193,12 +193,18 @@ def check_files(files: Iterable[DataFileMeta], options: Mapping[str, str], table
         UnsupportedFeature: naming the first such file and its field.
     """
     row_tracking = _is_true(options, "row-tracking.enabled")
-    whole_rows = row_tracking and not _is_true(options, "data-evolution.enabled")
+    data_evolution = _is_true(options, "data-evolution.enabled")
+    whole_rows = row_tracking and not data_evolution
     for f in files:
-        if f.write_cols is not None and not (whole_rows and _ROW_TRACKING & set(f.write_cols)):
+        if (
+            f.write_cols is not None
+            and not data_evolution
+            and not (whole_rows and _ROW_TRACKING & set(f.write_cols))
+        ):
             raise UnsupportedFeature(
                 f"Cannot read table {table}: data file {f.file_name} holds only columns "
-                f"{list(f.write_cols)} (_WRITE_COLS, data evolution), which is not supported yet"
+                f"{list(f.write_cols)} (_WRITE_COLS) but the table has no "
+                "'data-evolution.enabled' = 'true'"
             )
         if f.first_row_id is not None and not row_tracking:
             raise UnsupportedFeature(

@@ -11,6 +11,7 @@ keys it deletes are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +23,13 @@ from paimon_core.format.data_files import read_data_file
 from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, DataField, to_arrow_type
+from paimon_core.operations.data_evolution import (
+    anchor_file,
+    column_sources,
+    data_evolution_enabled,
+    newest_first,
+    row_id_groups,
+)
 from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
     SEQUENCE_NUMBER,
@@ -84,6 +92,10 @@ class TableRead:
         self.schema = table.schema
         self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
         self.merge = key_value_merge(self.schema) if table.is_primary_key_table else None
+        self.data_evolution = not table.is_primary_key_table and data_evolution_enabled(
+            table.options
+        )
+        """Files are merged column by column per row-id range (``operations.data_evolution``)."""
         self._row_tracking = not table.is_primary_key_table and row_tracking_enabled(table.options)
         # Deletion vectors of the splits read last (a split's files share one index file).
         self._dv_cache: dict[tuple[DeletionFile, ...], dict[str, DeletionVector]] = {}
@@ -168,7 +180,7 @@ class TableRead:
         system: tuple[str, ...] = (ROW_POSITION,)
         if self.table.is_primary_key_table:
             system = (SEQUENCE_NUMBER, VALUE_KIND, ROW_POSITION)
-        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        tables = self._read_append(split, fields, system)
         if not tables:
             schema = self.output_schema(projection)
             for name in system:
@@ -202,7 +214,7 @@ class TableRead:
     def _read_split(self, split: Split, projection: Sequence[str] | None) -> pa.Table:
         fields = self.output_fields(projection)
         if not self.table.is_primary_key_table:
-            tables = [self._read_file(split, f, fields, ()) for f in split.files]
+            tables = self._read_append(split, fields, ())
             return (
                 pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
             )
@@ -227,6 +239,79 @@ class TableRead:
                 )
             )
         return merged.select([f.name for f in fields])
+
+    def _read_append(
+        self, split: Split, fields: Sequence[DataField], system: Sequence[str]
+    ) -> list[pa.Table]:
+        """The rows of an append split (a primary-key split's files unmerged): file after
+        file, or row-id range after range in a data-evolution table (``_read_group``)."""
+        if not self.data_evolution:
+            return [self._read_file(split, f, fields, system) for f in split.files]
+        return [self._read_group(split, g, fields, system) for g in row_id_groups(split.files)]
+
+    def _read_group(
+        self,
+        split: Split,
+        group: Sequence[DataFileMeta],
+        fields: Sequence[DataField],
+        system: Sequence[str],
+    ) -> pa.Table:
+        """The rows of one row-id range of a data-evolution table, each column from the
+        newest file that wrote it (``operations.data_evolution``), the anchor file's deletion
+        vector applied. ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` come from the newest file, as
+        every file has them (Java's ``rowTypeWithRowTracking`` of each file's columns);
+        ``ROW_POSITION`` is a row's position in the range.
+
+        Raises:
+            DataFileUnreadable: files of the range disagree on it or on their row count, or
+                a NOT NULL column is in none of them.
+        """
+        files = newest_first(group)
+        anchor = anchor_file(files)
+        count = anchor.row_count
+        plain = replace(split, deletion_files=())
+        columns: dict[int, pa.ChunkedArray | pa.Array] = {}
+        tracking = [f for f in fields if f.id in _TRACKING_IDS]
+        sources = column_sources(
+            files, [f for f in fields if f.id not in _TRACKING_IDS], self._file_schema
+        )
+        if tracking and sources and sources[0][0] is files[0]:
+            sources[0] = (files[0], [*sources[0][1], *tracking])
+        elif tracking:
+            sources.insert(0, (files[0], tracking))
+        for meta, mine in sources:
+            data = self._read_file(plain, meta, mine, ())
+            if data.num_rows != count:
+                raise DataFileUnreadable(
+                    f"Data file {meta.file_name} has {data.num_rows} rows, not the "
+                    f"{count} of its row-id range (files {[f.file_name for f in files]})"
+                )
+            for f in mine:
+                columns[f.id] = data.column(f.name)
+        arrays: list[pa.ChunkedArray | pa.Array] = []
+        out: list[pa.Field] = []
+        for f in fields:
+            target = to_arrow_type(f.type)
+            column = columns.get(f.id)
+            if column is None:
+                if not f.type.nullable:
+                    raise DataFileUnreadable(
+                        f"Column '{f.name}' is NOT NULL but none of the data files "
+                        f"{[m.file_name for m in files]} holds it"
+                    )
+                column = pa.nulls(count, target)
+            arrays.append(column)
+            out.append(pa.field(f.name, target, f.type.nullable))
+        for name in system:
+            if name == ROW_POSITION:
+                arrays.append(pa.array(np.arange(count, dtype=np.int64)))
+            else:
+                raise InvalidArgument(f"{name} is no column of a data-evolution table")
+            out.append(pa.field(name, _SYSTEM_TYPES[name], False))
+        data = pa.Table.from_arrays(arrays, schema=pa.schema(out))
+        if split.deletion_files:
+            data = apply_deletion_vector(data, self._deletion_vector(split, anchor.file_name))
+        return data
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
         """The columns of one data file in its own format; a file in a format this reader

@@ -26,6 +26,7 @@ from pyspark.sql import types as st
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.types import to_arrow_type
+from paimon_core.operations.data_evolution import data_evolution_enabled, row_id_groups
 from paimon_core.operations.read import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_core.operations.split_read import (
     FILE_PATH,
@@ -97,15 +98,20 @@ def sequence_number_enabled(table: FileStoreTable) -> bool:
 
 def check_plan(plan: ReadPlan) -> None:
     """Refuse on the driver what an executor would fail on: file metadata columns of
-    primary-key splits that are merged (Paimon-Spark's error, for splits with rows).
+    primary-key splits that are merged, and of row-id ranges of a data-evolution table
+    merged from several files (Paimon-Spark's error, for splits with rows).
 
     Raises:
         UnsupportedFeature: with Paimon-Spark's message.
     """
     table = plan.table
-    if not table.is_primary_key_table or not any(
-        m in (FILE_PATH_COLUMN, ROW_INDEX_COLUMN) for m in plan.meta
-    ):
+    if not any(m in (FILE_PATH_COLUMN, ROW_INDEX_COLUMN) for m in plan.meta):
+        return
+    if not table.is_primary_key_table:
+        if data_evolution_enabled(table.options) and any(
+            len(group) > 1 for s in plan.splits for group in row_id_groups(s.files)
+        ):
+            raise UnsupportedFeature(NO_FILE_ITERATOR)
         return
     for split in plan.splits:
         if not split.row_count:

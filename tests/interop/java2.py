@@ -285,6 +285,21 @@ class Java2:
         step = {"op": "write-concurrent", "table": table, "batches": [list(b) for b in batches]}
         return self.run(step)[0]
 
+    def write_cols(
+        self,
+        table: str,
+        columns: Sequence[str],
+        first_row_id: int,
+        rows: Sequence[Mapping[str, Any]],
+    ) -> dict[str, Any]:
+        """Data evolution: ``columns`` of the rows of the row-id range starting at
+        ``first_row_id`` (all its rows, in order), one file with ``_WRITE_COLS``, committed."""
+        step = {
+            "op": "write-cols", "table": table, "columns": list(columns),
+            "firstRowId": first_row_id, "rows": list(rows),
+        }  # fmt: skip
+        return self.run(step)[0]
+
     def read(
         self,
         table: str,

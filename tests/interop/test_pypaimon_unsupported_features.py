@@ -97,7 +97,7 @@ FEATURES = {
     "data_evolution": Feature(
         _data_evolution,
         "'data-evolution.enabled' = 'true'",
-        False,
+        True,
         _append([9], ["z"]),
         "(9, 'z')",
         "(id BIGINT, v STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true', "

@@ -13,6 +13,11 @@
 //   {"op": "write-concurrent", "table": "db.t", "batches": [[rows...], [rows...]]}
 //        one writer per batch, all opened on the same snapshot, each prepared before any commits;
 //        then one commit per batch in order -> {"rows", "latestSnapshot"}
+//   {"op": "write-cols", "table": "db.t", "columns": ["v"], "firstRowId": 0,
+//    "rows": [{"v": "x"}]}
+//        data evolution: one batch write of some columns (BatchTableWrite.withWriteType, a file
+//        with _WRITE_COLS) over the row-id range starting at firstRowId (the rows of that range,
+//        in order), committed -> {"rows", "latestSnapshot"}
 //   {"op": "read", "table": "db.t", "options": {"scan.snapshot-id": "1"}, "rowTracking": false}
 //        every row of a batch read (table.copy(options)) -> {"rows": [{column: value}]}; any
 //        table the catalog opens: "db.t$branch_b1", "db.t$audit_log" (with options
@@ -102,6 +107,7 @@ import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.sink.RowKeyExtractor;
 import org.apache.paimon.table.sink.TableCommitImpl;
 import org.apache.paimon.table.source.ReadBuilder;
@@ -222,6 +228,10 @@ public class Paimon2 {
                         .snapshotRetainMin(s.path("retainMin").asInt(1)).build()).expire();
                 return map("expired", expired, "earliestSnapshot",
                         t.snapshotManager().earliestSnapshotId());
+            case "write-cols":
+                List<JsonNode> colRows = new ArrayList<>();
+                s.get("rows").forEach(colRows::add);
+                return writeCols(t, list(s.get("columns")), s.get("firstRowId").asLong(), colRows);
             case "snapshots":
                 return snapshots(t);
             case "files":
@@ -350,6 +360,31 @@ public class Paimon2 {
             writes.get(b).close();
         }
         return map("rows", count, "latestSnapshot", t.snapshotManager().latestSnapshotId());
+    }
+
+    /** Some columns of the rows of one row-id range, as Java's data-evolution tests write them. */
+    static Object writeCols(FileStoreTable t, List<String> columns, long firstRowId,
+            List<JsonNode> rows) throws Exception {
+        RowType type = t.rowType().project(columns);
+        BatchWriteBuilder builder = t.newBatchWriteBuilder();
+        try (BatchTableWrite write = builder.newWrite().withWriteType(type);
+                BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode r : rows) {
+                write.write(row(r, type));
+            }
+            List<CommitMessage> messages = write.prepareCommit();
+            for (CommitMessage m : messages) {
+                List<DataFileMeta> files = ((CommitMessageImpl) m).newFilesIncrement().newFiles();
+                List<DataFileMeta> assigned = new ArrayList<>();
+                for (DataFileMeta f : files) {
+                    assigned.add(f.assignFirstRowId(firstRowId));
+                }
+                files.clear();
+                files.addAll(assigned);
+            }
+            commit.commit(messages);
+        }
+        return map("rows", rows.size(), "latestSnapshot", t.snapshotManager().latestSnapshotId());
     }
 
     static GenericRow row(JsonNode r, RowType type) {

@@ -38,7 +38,7 @@ ON: dict[str, dict[str, str]] = {
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"postpone bucket", "VARIANT shredding inference"}
+READABLE = {"data evolution", "postpone bucket", "VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -102,20 +102,26 @@ def test_row_tracking_is_implemented_so_never_refused() -> None:
         assert unsupported(PLAIN, {"row-tracking.enabled": " True "}, access) is None
 
 
-def test_check_files_refuses_write_cols_and_row_ids_without_row_tracking() -> None:
+def test_check_files_refuses_write_cols_without_data_evolution_and_row_ids_without_row_tracking() -> (
+    None
+):
     tracking = {"row-tracking.enabled": "true"}
     check_files([_file(), _file(first_row_id=5)], tracking, "db.t")
     check_files([_file()], {}, "db.t")
-    with pytest.raises(UnsupportedFeature, match=r"data-1.parquet holds only columns \['v'\]"):
+    evolution = {**tracking, "data-evolution.enabled": "true"}
+    check_files([_file(first_row_id=0, write_cols=("v",))], evolution, "db.t")
+    with pytest.raises(
+        UnsupportedFeature,
+        match=r"data-1.parquet holds only columns \['v'\] .* no 'data-evolution.enabled'",
+    ):
         check_files([_file(first_row_id=0, write_cols=("v",))], tracking, "db.t")
     # Whole rows that keep their ids (a compaction's, an UPDATE's): their columns plus
-    # _ROW_ID and _SEQUENCE_NUMBER; not in a plain table, nor under data evolution.
+    # _ROW_ID and _SEQUENCE_NUMBER; not in a plain table (data evolution reads any).
     kept = _file(write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
     check_files([kept], tracking, "db.t")
     with pytest.raises(UnsupportedFeature, match="_WRITE_COLS"):
         check_files([kept], {}, "db.t")
-    with pytest.raises(UnsupportedFeature, match="_WRITE_COLS"):
-        check_files([kept], {**tracking, "data-evolution.enabled": "true"}, "db.t")
+    check_files([kept], {**tracking, "data-evolution.enabled": "true"}, "db.t")
     with pytest.raises(UnsupportedFeature, match=r"_FIRST_ROW_ID = 5\) but the table has no"):
         check_files([_file(first_row_id=5)], {"row-tracking.enabled": "false"}, "db.t")
 
