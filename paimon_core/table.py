@@ -310,7 +310,7 @@ class FileStoreTable:
         partition. When the commit fails the written data files are removed again.
         """
         commit = self.new_commit()  # refuses malformed maintenance options before any write
-        write = self.new_write(overwrite=bool(overwrite))
+        write = self.new_write(overwrite=overwrite is not False)  # {}: the whole table
         write.write_arrow(data, row_kinds=row_kinds)
         messages = write.prepare_commit()
         try:

@@ -70,6 +70,8 @@ from sql_ext.rowlevel import (
     file_indexes,
     spark_errors,
     spark_expr,
+    tracks_rows,
+    with_row_ids,
 )
 from sql_ext.spark_types import to_spark_type
 from sql_ext.syntax.dialect import PaimonSpark
@@ -365,6 +367,7 @@ def _copy_on_write(
     if matched is None:
         return None
     plan, hits = matched
+    plan = with_row_ids(plan)  # a row-tracking table's kept rows keep their ids
     with spark_errors(f"DELETE FROM {target.shown}: invalid WHERE"):
         touched = file_indexes(hits)
     if not touched:
@@ -384,6 +387,7 @@ def _copy_on_write(
         deleted=deleted_files(table, rewritten),
         write_only=table.is_primary_key_table and not first_row,
         ignore_previous_files=first_row,
+        row_tracking=tracks_rows(table),
     )
 
 

@@ -37,7 +37,7 @@ from sqlglot.tokens import Token, TokenType
 from sql_ext.errors import SqlError
 from sql_ext.spark_types import to_spark_type
 from sql_ext.splice import Edit
-from sql_ext.syntax.dialect import SPAN
+from sql_ext.syntax.dialect import SPAN, PaimonSpark
 from sql_ext.syntax.parse import Fragment
 from sql_ext.syntax.tokens import tokenize
 
@@ -193,7 +193,7 @@ def insert_dataframe(table: FileStoreTable, spec: InsertSpec, source: DataFrame)
     columns = []
     for f in schema.fields:
         if f.name in static:
-            value = F.expr(static[f.name].sql(dialect="spark"))
+            value = F.expr(static[f.name].sql(dialect=PaimonSpark))
         elif f.name in sources:
             value = F.col(f"_c{sources[f.name]}")
         else:

@@ -84,6 +84,7 @@ from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from paimon_core.operations.row_tracking import ROW_ID, SEQUENCE_NUMBER
 from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
 from sql_ext.errors import SqlError
 from sql_ext.merge_schema import Evolution, MergeSchema, conform, plan_evolution
@@ -107,6 +108,8 @@ from sql_ext.rowlevel import (
     spark_col,
     spark_errors,
     spark_expr,
+    tracks_rows,
+    with_row_ids,
 )
 from sql_ext.spark_types import to_spark_type
 from sql_ext.syntax.dialect import PaimonSpark
@@ -876,14 +879,29 @@ def _action(clauses: list[Clause], target: Target, source: Source, keep: Column)
 
 
 def _outputs(
-    joined: DataFrame, clauses: list[Clause], target: Target, source: Source, keep: Column
+    joined: DataFrame,
+    clauses: list[Clause],
+    target: Target,
+    source: Source,
+    keep: Column,
+    tracking: bool = False,
 ) -> DataFrame:
-    """The target's columns after each row's action, with the action index."""
+    """The target's columns after each row's action, with the action index. ``tracking``
+    (a row-tracking table): also the target row's ``_ROW_ID`` (null for an inserted row)
+    and ``_SEQUENCE_NUMBER``, null for an updated row (the commit's snapshot), as
+    Paimon-Spark's ``constructChangedRows`` with ``writeRowTracking``."""
     with_action = joined.withColumn(_ACTION, _action(clauses, target, source, keep))
     action = F.col(_ACTION)
     columns = []
     for f in target.table.schema.fields:
         columns.append(_value(f, clauses, target, action).alias(f.name))
+    if tracking:
+        updates = [i for i, c in enumerate(clauses) if c.action == "update"]
+        sequence = spark_col(target.alias, SEQUENCE_NUMBER)
+        if updates:
+            sequence = F.when(action.isin(updates), F.lit(None)).otherwise(sequence)
+        columns.append(spark_col(target.alias, ROW_ID).alias(ROW_ID))
+        columns.append(sequence.cast("bigint").alias(SEQUENCE_NUMBER))
     kinds = F.lit(INSERT)
     for i, clause in enumerate(clauses):
         kinds = F.when(action == i, F.lit(_KINDS[clause.action])).otherwise(kinds)
@@ -987,7 +1005,8 @@ def _copy_on_write(
     from sql_ext.datapath.read import plan_read
 
     snapshot = table.latest_snapshot()
-    plan = plan_read(table, snapshot)  # one split per file on append tables
+    tracking = tracks_rows(table)
+    plan = with_row_ids(plan_read(table, snapshot))  # one split per file on append tables
     changes = ("update", "delete")
     matched_change = any(c.kind == "matched" and c.action in changes for c in clauses)
     unmatched_change = any(
@@ -1015,12 +1034,14 @@ def _copy_on_write(
             target_rows = conform(target_rows, target.table)
         joined = _joined(source, target_rows, target, on)
         keep = F.when(spark_col(target.alias, _TOUCHED), F.lit(_KEEP)).otherwise(F.lit(_NOOP))
-        out = _outputs(joined, clauses, target, source, keep)
+        out = _outputs(joined, clauses, target, source, keep, tracking)
         deletes = [i for i, c in enumerate(clauses) if c.action == "delete"] + [_NOOP]
         written = out.filter(~F.col(_ACTION).isin(deletes)).drop(_ACTION, ROW_KIND_COLUMN)
     splits = [plan.splits[i] for i in rewritten]
     deleted = deleted_files(table, splits)
-    return write_dataframe(_committed(target, evolution), written, deleted=deleted)
+    return write_dataframe(
+        _committed(target, evolution), written, deleted=deleted, row_tracking=tracking
+    )
 
 
 def _touched_frames(

@@ -1,7 +1,8 @@
 """Paimon-Spark's metadata columns in SQL: `SELECT __paimon_file_path, * FROM t`.
 
 A Paimon table has the hidden columns `__paimon_file_path`, `__paimon_row_index`,
-`__paimon_partition` and `__paimon_bucket` (Paimon-Spark's `PaimonMetadataColumn`): a query
+`__paimon_partition` and `__paimon_bucket`, a row-tracking table `_ROW_ID` and
+`_SEQUENCE_NUMBER` too (Paimon-Spark's `PaimonMetadataColumn`): a query
 may name them, and `*` does not include them. The session reads a table through a view, so
 a table whose statement names one of them gets a view with those columns (filled by the
 executors' read, `sql_ext.datapath.changes`), and every `*` or `t.*` of a `SELECT` reading
@@ -10,16 +11,18 @@ that view directly is edited to `* EXCEPT (t.__paimon_...)`, which keeps them hi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sqlglot import exp
 
-from sql_ext.datapath.changes import METADATA_COLUMNS
+from paimon_core.exceptions import PaimonError
+from paimon_core.operations.row_tracking import row_tracking_enabled
+from sql_ext.datapath.changes import METADATA_COLUMNS, ROW_TRACKING_METADATA
 from sql_ext.errors import SqlError
 from sql_ext.splice import Edit
 from sql_ext.syntax.dialect import quote_identifier
 
-__all__ = ["requested_metadata", "star_edits"]
+__all__ = ["applicable", "requested_metadata", "star_edits"]
 
 _NAMES = {name.lower(): name for name in METADATA_COLUMNS}
 
@@ -36,6 +39,24 @@ def requested_metadata(tree: exp.Expr, table: exp.Table) -> tuple[str, ...]:
             if name is not None and (i == 0 or parts[i - 1].lower() == qualifier):
                 found.add(name)
     return tuple(name for name in METADATA_COLUMNS if name in found)
+
+
+def applicable(
+    table: exp.Table, columns: tuple[str, ...], options: Callable[[], Mapping[str, str]]
+) -> tuple[str, ...]:
+    """``columns`` less ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` unless ``table``, whose
+    ``options`` are given, has row tracking: Paimon-Spark's metadata columns of such tables
+    only; elsewhere the names are no columns, and in ``t$row_tracking`` they are plain
+    columns. A table that cannot be loaded keeps none (its read says what is wrong)."""
+    if not any(c in ROW_TRACKING_METADATA for c in columns):
+        return columns
+    if table.name.lower().endswith("$row_tracking"):
+        return tuple(c for c in columns if c not in ROW_TRACKING_METADATA)
+    try:
+        tracks = row_tracking_enabled(options())
+    except PaimonError:
+        tracks = False
+    return tuple(c for c in columns if tracks or c not in ROW_TRACKING_METADATA)
 
 
 def _sources(select: exp.Select) -> list[exp.Expr]:

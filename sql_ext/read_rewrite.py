@@ -10,7 +10,7 @@ append table is answered from the manifests (`pushed_count`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import PySparkException
@@ -39,7 +39,7 @@ from sql_ext.global_system_tables import (
 from sql_ext.metadata.config import (
     CATALOG_NAME,
 )
-from sql_ext.metadata_columns import requested_metadata, star_edits
+from sql_ext.metadata_columns import applicable, requested_metadata, star_edits
 from sql_ext.splice import Edit, Spliced
 from sql_ext.statements.context import Session, has_paimon_syntax, is_cte, table_node
 from sql_ext.syntax.dialect import SPAN, PaimonSpark
@@ -164,7 +164,7 @@ def rewrite_reads(
     pins: dict[tuple[Any, ...], tuple[FileStoreTable, Snapshot | None]] = {}
     # Metadata columns (`__paimon_file_path`, ...) the statement reads, per table node.
     meta = {
-        id(t): requested_metadata(tree, t)
+        id(t): _applicable_metadata(session, t, resolved, requested_metadata(tree, t))
         for t in tables
         if isinstance(t.this, exp.Identifier)
         and _has_metadata_columns(t)
@@ -199,6 +199,15 @@ def rewrite_reads(
         return _view(views[key])
 
     return replace_tables(text, tree, mapping, plain=plain, fragment=fragment)
+
+
+def _applicable_metadata(
+    session: Session, table: exp.Table, resolved: Mapping[Any, Any], columns: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``columns`` as ``metadata_columns.applicable`` keeps them for ``table``."""
+    target = resolved.get((table.catalog, table.db, table.name))
+    database, name = target or (session.ctx.paimon_database(table), table.name.split("$")[0])
+    return applicable(table, columns, lambda: session.ctx.load(database, name).options)
 
 
 def _table_function(

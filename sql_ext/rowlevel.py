@@ -19,9 +19,10 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from paimon_core.format.commit_message import CommitMessage
+from paimon_core.operations.row_tracking import ROW_TRACKING_COLUMNS, row_tracking_enabled
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.metadata.config import CATALOG_NAME
-from sql_ext.syntax.dialect import quote_identifier
+from sql_ext.syntax.dialect import PaimonSpark, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -289,7 +290,7 @@ def _apply(
 
 def spark_expr(node: exp.Expr) -> Column:
     """``node`` as a Spark column expression (Spark SQL generated from the tree)."""
-    return F.expr(node.sql(dialect="spark"))
+    return F.expr(node.sql(dialect=PaimonSpark))
 
 
 def spark_col(alias: str, name: str) -> Column:
@@ -323,6 +324,20 @@ def file_frames(spark: SparkSession, plan: ReadPlan, splits: Sequence[int]) -> D
 def file_indexes(frame: DataFrame) -> list[int]:
     """The distinct ``FILE_INDEX`` values of ``frame`` (one small Spark job)."""
     return sorted(r[0] for r in frame.select(FILE_INDEX).distinct().collect())
+
+
+def tracks_rows(table: FileStoreTable) -> bool:
+    """Whether ``table``'s rows have row ids that a rewrite must keep (row tracking)."""
+    return not table.is_primary_key_table and row_tracking_enabled(table.options)
+
+
+def with_row_ids(plan: ReadPlan) -> ReadPlan:
+    """``plan`` also reading ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` when its table tracks rows:
+    a copy-on-write rewrites them with the rows it keeps or updates, as Paimon-Spark's
+    ``selectWithRowTracking``."""
+    if not tracks_rows(plan.table):
+        return plan
+    return replace(plan, meta=(*ROW_TRACKING_COLUMNS, *plan.meta))
 
 
 def deleted_files(table: FileStoreTable, splits: Sequence[Split]) -> list[CommitMessage]:

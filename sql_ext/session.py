@@ -29,6 +29,7 @@ from pyspark.sql import types as st
 from sqlglot import exp
 
 from paimon_core.catalog import FileSystemCatalog
+from paimon_core.operations.commit import commit_operation
 from procedures.base import ProcedureResult
 from sql_ext.datapath import source as data_source
 from sql_ext.datapath.registry import ensure_registered
@@ -44,6 +45,7 @@ from sql_ext.metadata.config import (
     resolve_warehouse,
 )
 from sql_ext.read_rewrite import pushed_count, rewrite_reads, unparsed_paimon_table
+from sql_ext.snapshot_operation import snapshot_operation
 from sql_ext.splice import splice
 from sql_ext.statements.context import (
     StatementContext,
@@ -175,7 +177,8 @@ class PaimonSession:
         statement = code_of(statements[0])
         if parsed is not None and parsed.text != statement:
             parsed = None
-        return self._statement(statement, parsed)
+        with commit_operation(snapshot_operation(statement)):
+            return self._statement(statement, parsed)
 
     def run_script(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Each statement of `text` with its result, run one at a time as the caller iterates.

@@ -35,6 +35,7 @@ _TO_SPARK: dict[str, st.DataType] = {
     "TIME": st.IntegerType(),
     "TIMESTAMP": st.TimestampNTZType(),
     "TIMESTAMP_LTZ": st.TimestampType(),
+    "VARIANT": st.VariantType(),
 }
 
 
@@ -86,6 +87,7 @@ _FROM_SPARK: dict[type[st.DataType], DataType] = {
     st.DateType: pt.DATE(),
     st.TimestampType: pt.TIMESTAMP_LTZ(6),
     st.TimestampNTZType: pt.TIMESTAMP(6),
+    st.VariantType: pt.VARIANT(),
 }
 
 

@@ -18,7 +18,12 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.exceptions import MetadataFormatError, SnapshotNotFound, TableNotExist
+from paimon_core.exceptions import (
+    InvalidArgument,
+    MetadataFormatError,
+    SnapshotNotFound,
+    TableNotExist,
+)
 from paimon_core.format.binary_row import deserialize_row, row_arity
 from paimon_core.format.options import duration_to_java_string
 from paimon_core.format.paths import (
@@ -39,6 +44,7 @@ from paimon_core.operations.fallback import (
     fallback_read,
     other_snapshot_id,
 )
+from paimon_core.operations.row_tracking import ROW_TRACKING_COLUMNS, row_tracking_enabled
 from paimon_core.operations.time_travel import SCAN_SNAPSHOT_ID, has_time_travel, resolve_snapshot
 from procedures.base import epoch_millis_to_local, resolve_time_zone, spark_type
 
@@ -52,9 +58,11 @@ if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
 
 __all__ = [
+    "ROW_TRACKING_TABLE",
     "SNAPSHOT_SYSTEM_TABLES",
     "SYSTEM_TABLES",
     "SystemColumn",
+    "row_tracking_metadata",
     "spark_schema",
     "system_table_columns",
     "system_table_rows",
@@ -259,6 +267,27 @@ SNAPSHOT_SYSTEM_TABLES = frozenset(
     }
 )
 """System tables that show one snapshot (the latest, or the one time travel picks)."""
+
+ROW_TRACKING_TABLE = "row_tracking"
+"""``t$row_tracking`` (Paimon's ``RowTrackingTable``): the table's rows, then ``_ROW_ID`` and
+``_SEQUENCE_NUMBER`` as columns; data-sized, read by the executors like ``$audit_log``."""
+
+
+def row_tracking_metadata(table: FileStoreTable, meta: Sequence[str]) -> tuple[str, ...]:
+    """The metadata columns a read of ``table$row_tracking`` adds to the table's columns:
+    ``_ROW_ID`` and ``_SEQUENCE_NUMBER``, then those of ``meta`` (the statement's
+    ``__paimon_*`` ones).
+
+    Raises:
+        InvalidArgument: ``table`` has no row tracking (Paimon's message).
+    """
+    if table.is_primary_key_table or not row_tracking_enabled(table.options):
+        raise InvalidArgument(
+            f"Table {table.identifier or table.path} does not support row tracking, please "
+            "enable 'row-tracking.enabled' option to use 'row_tracking' table."
+        )
+    return (*ROW_TRACKING_COLUMNS, *(m for m in meta if m not in ROW_TRACKING_COLUMNS))
+
 
 _FILE_SOURCES = {0: "APPEND", 1: "COMPACT"}
 _COMPRESSION_EXTENSIONS = frozenset({"gz", "bz2", "deflate", "snappy", "lz4", "zst"})

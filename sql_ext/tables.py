@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import getpass
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -63,7 +65,8 @@ class TableSpec:
     text Paimon-Spark stores in ``DataField.default_value``)."""
 
     def schema(self, fields: Sequence[DataField] | None = None) -> TableSchema:
-        """The new table's schema (Paimon makes primary-key columns NOT NULL).
+        """The new table's schema (Paimon makes primary-key columns NOT NULL; the option `owner`
+        is the current user, as Spark adds it).
 
         Raises:
             SqlError: the column types are not valid Spark types or have no Paimon type.
@@ -77,9 +80,26 @@ class TableSpec:
                 dataclasses.replace(f, default_value=self.defaults.get(f.name)) for f in fields
             ]
             validate_defaults(fields)
+        options = {**self.options, OWNER_PROPERTY: current_user()}
         return new_table_schema(
-            fields, self.partition_keys, self.primary_keys, self.options, self.comment
+            fields, self.partition_keys, self.primary_keys, options, self.comment
         )
+
+
+OWNER_PROPERTY = "owner"
+
+
+def current_user() -> str:
+    """The user Spark names as a new table's owner (``Utils.getCurrentUserName``):
+    ``SPARK_USER``, else Hadoop's user (``HADOOP_USER_NAME``, else the OS login name).
+
+    Spark adds it to the properties of every table CREATE TABLE, CTAS and REPLACE TABLE make
+    (``CatalogV2Util.withDefaultOwnership``) and Paimon-Spark keeps it as the option
+    ``owner``; CREATE TABLE ... LIKE does not copy or add it."""
+    for variable in ("SPARK_USER", "HADOOP_USER_NAME"):
+        if os.environ.get(variable):
+            return os.environ[variable]
+    return getpass.getuser()
 
 
 def parse_columns(ddl: str) -> list[DataField]:

@@ -17,7 +17,9 @@ As Paimon-Spark's ``PaimonUpdateTable`` and ``UpdatePaimonTableCommand`` (latest
   satisfying the condition are found by reading each file on the executors; those files are
   rewritten, every row as ``IF(cond, new, old)`` (a row whose condition is NULL keeps its
   values), and deleted in the same commit: one OVERWRITE snapshot, none when no row matches.
-  Subqueries are refused there, as in DELETE: the condition is evaluated per file.
+  Subqueries are refused there, as in DELETE: the condition is evaluated per file. On a
+  row-tracking table every rewritten row keeps its ``_ROW_ID``, and an updated row's
+  ``_SEQUENCE_NUMBER`` becomes the commit's snapshot (Paimon-Spark's ``withRowTracking``).
 
 A refused or failed statement commits nothing.
 """
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from paimon_core.operations.row_tracking import ROW_ID, SEQUENCE_NUMBER
 from sql_ext.datapath.write import write_dataframe
 from sql_ext.errors import SqlError
 from sql_ext.rowlevel import (
@@ -47,6 +50,8 @@ from sql_ext.rowlevel import (
     spark_col,
     spark_errors,
     spark_expr,
+    tracks_rows,
+    with_row_ids,
 )
 from sql_ext.spark_types import to_spark_type
 from sql_ext.syntax.dialect import PaimonSpark, quote_identifier
@@ -130,7 +135,8 @@ def _copy_on_write(
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None
-    plan = plan_read(table, snapshot)  # one split per file on append tables
+    plan = with_row_ids(plan_read(table, snapshot))  # one split per file on append tables
+    tracking = tracks_rows(table)
     condition = target.requalify(predicate) if predicate is not None else None
     everything = range(len(plan.splits))
     with spark_errors(statement):
@@ -157,6 +163,12 @@ def _copy_on_write(
             new = spark_expr(target.requalify(value)).cast(to_spark_type(f.type))
             old = spark_col(target.alias, f.name)
             columns.append(F.when(matched, new).otherwise(old).alias(f.name))
+        if tracking:  # ids kept; an updated row's sequence number is the commit's
+            sequence = spark_col(target.alias, SEQUENCE_NUMBER)
+            columns.append(spark_col(target.alias, ROW_ID).alias(ROW_ID))
+            none = F.lit(None).cast("bigint")
+            columns.append(F.when(matched, none).otherwise(sequence).alias(SEQUENCE_NUMBER))
         rows = frame.select(*columns)  # analysed now: a bad expression fails here
     splits = [plan.splits[i] for i in touched]
-    return write_dataframe(table, rows, deleted=deleted_files(table, splits))
+    deleted = deleted_files(table, splits)
+    return write_dataframe(table, rows, deleted=deleted, row_tracking=tracking)

@@ -34,7 +34,12 @@ from sql_ext.datapath.changes import AUDIT_LOG, BINLOG, DATA, READ_OPTIMIZED
 from sql_ext.datapath.read import plan_dataframe, plan_read
 from sql_ext.datapath.scan import plan_table
 from sql_ext.errors import SqlError
-from sql_ext.system_tables import spark_schema, system_table_rows
+from sql_ext.system_tables import (
+    ROW_TRACKING_TABLE,
+    row_tracking_metadata,
+    spark_schema,
+    system_table_rows,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -43,9 +48,9 @@ if TYPE_CHECKING:
     from paimon_core.operations.scan import Predicate
 
 VIEW_PREFIX = "__paimon_"
-DATA_SYSTEM_TABLES = frozenset({AUDIT_LOG, BINLOG, READ_OPTIMIZED})
+DATA_SYSTEM_TABLES = frozenset({AUDIT_LOG, BINLOG, READ_OPTIMIZED, ROW_TRACKING_TABLE})
 """System tables of the table's rows (``AuditLogTable``, ``BinlogTable``,
-``ReadOptimizedTable``): read by the executors like the table."""
+``ReadOptimizedTable``, ``RowTrackingTable``): read by the executors like the table."""
 
 
 def new_view_name() -> str:
@@ -168,6 +173,8 @@ def table_dataframe(
     ``snapshot``; across a bucket rescale that is an error, or with ``except_fallback`` the
     end snapshot EXCEPT the start snapshot, as Paimon-Spark's incremental table functions.
     """
+    if system == ROW_TRACKING_TABLE:
+        meta = row_tracking_metadata(table, meta)
     if schema_only:
         view = system if system in (AUDIT_LOG, BINLOG) else DATA
         return plan_dataframe(spark, plan_read(table, None, columns, view=view, meta=meta))

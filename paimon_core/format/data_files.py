@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from paimon_core.exceptions import DataFileUnreadable, UnsupportedFeature
 from paimon_core.format import avro_file, orc_file, parquet_file
+from paimon_core.format.variant import Shape, shredding_schema
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -53,6 +54,8 @@ class WriteFormat:
     zstd_level: int
     suffix: str
     orc_dictionary_key_threshold: float = orc_file.DEFAULT_DICTIONARY_KEY_THRESHOLD
+    variant_shredding: tuple[tuple[str, Shape], ...] = ()
+    """VARIANT column -> the shape its Parquet values are shredded to (``variant.shreddingSchema``)."""
 
 
 def file_format_of(file_name: str) -> str:
@@ -114,12 +117,20 @@ def write_format(
     if name == "orc":
         text = options.get_str("orc.dictionary.key.threshold")
         threshold = float(text) if text else threshold
+    shredding = shredding_schema(options)
+    if shredding is not None and name != "parquet":
+        # Java's ShreddingWritePlanWriterFactories: only Parquet takes VARIANT write plans.
+        raise UnsupportedFeature(
+            f"File format '{name}' does not support VARIANT write plans "
+            "('variant.shreddingSchema' is set)"
+        )
     return WriteFormat(
         name=name,
         codec=codec,
         zstd_level=options.file_compression_zstd_level,
         suffix=f".{extension}.{name}" if include else f".{name}",
         orc_dictionary_key_threshold=threshold,
+        variant_shredding=tuple((shredding or {}).items()),
     )
 
 
@@ -149,7 +160,15 @@ def write_data_file(
         if write.name == "orc":
             orc_file.write(sink, data, fields, write.codec, write.orc_dictionary_key_threshold)
         elif write.name == "parquet":
-            parquet_file.write(sink, data, fields, write.codec, write.zstd_level, footers)
+            parquet_file.write(
+                sink,
+                data,
+                fields,
+                write.codec,
+                write.zstd_level,
+                footers,
+                dict(write.variant_shredding),
+            )
         else:
             FORMATS[write.name].write(sink, data, fields, write.codec, write.zstd_level)
         return sink.tell()

@@ -1,7 +1,6 @@
 """Table features this implementation does not fully read or write, refused in one place.
 
-Apache Paimon 1.3-2.1 added features (row tracking, data evolution, BLOB columns, postpone
-buckets, ...) that a reader or writer not implementing them misreads or corrupts: a commit
+Apache Paimon 1.3-2.1 added features (data evolution, BLOB columns, postpone buckets, ...) that a reader or writer not implementing them misreads or corrupts: a commit
 that restarts row ids, a read that takes a file of some columns for whole rows. ``FEATURES``
 lists each with what turns it on (an option, or a column type in ``UNSUPPORTED_TYPES``) and
 whether this implementation reads such a table correctly without implementing it.
@@ -73,13 +72,6 @@ def _postpone_merge_on_read(options: Mapping[str, str]) -> bool:
     return _is_postpone(options) and _is_true(options, "postpone.merge-on-read")
 
 
-def _external_paths(options: Mapping[str, str]) -> bool:
-    """Java writes to ``data-file.external-paths`` only with a strategy other than the
-    default ``none`` (``ExternalPathProvider``)."""
-    strategy = (options.get("data-file.external-paths.strategy") or "none").strip().lower()
-    return _is_set(options, "data-file.external-paths") and strategy != "none"
-
-
 @dataclass(frozen=True, slots=True)
 class Feature:
     """A table feature this implementation does not implement, and the option turning it on."""
@@ -111,21 +103,23 @@ FEATURES: tuple[Feature, ...] = (
     ),
     Feature("BLOB view fields", "blob-view-field", _named("blob-view-field"), False),
     # Files holding some columns (``_WRITE_COLS``) of shared row-id ranges.
-    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), False),
-    # Row ids (``_FIRST_ROW_ID``, snapshot ``nextRowId``) must be assigned by every commit;
-    # the user's columns of an append table read the same without them.
-    Feature("row tracking", "row-tracking.enabled", _true("row-tracking.enabled"), True),
+    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), True),
     # Batch reads merging ``bucket-postpone`` files into the real buckets' (Paimon 2.1).
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
     # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
     Feature("postpone bucket", "bucket", _is_postpone, True),
-    # The row kind of each written row comes from a column; the column reads as any other.
-    Feature("row kind field", "rowkind.field", _named("rowkind.field"), True),
-    # Readers follow each file's ``_EXTERNAL_PATH``; writers would put files in the table.
-    Feature("external data paths", "data-file.external-paths", _external_paths, True),
+    # Writers pick each file's VARIANT shredding from its rows; readers rebuild any shredding.
+    Feature(
+        "VARIANT shredding inference",
+        "variant.inferShreddingSchema",
+        _true("variant.inferShreddingSchema"),
+        True,
+    ),
     # Partitions missing from the table are read from its snapshot and delta branches.
     Feature("chain tables", "chain-table.enabled", _true("chain-table.enabled"), False),
 )
+
+_ROW_TRACKING = {"_ROW_ID", "_SEQUENCE_NUMBER"}
 
 UNSUPPORTED_TYPES: dict[str, bool] = {"BLOB": False}
 """Column type root -> whether tables with such a column read correctly (as ``readable``)."""
@@ -187,19 +181,30 @@ def check_supported(
 
 def check_files(files: Iterable[DataFileMeta], options: Mapping[str, str], table: str) -> None:
     """Refuse data files whose manifest fields mean a feature ``table`` does not declare:
-    ``_WRITE_COLS`` (a file of some columns: data evolution, never read here) and
+    ``_WRITE_COLS`` (a file of some columns) without ``data-evolution.enabled`` and
     ``_FIRST_ROW_ID`` without ``row-tracking.enabled``; read as plain files they would be
     taken for whole rows.
+
+    A row-tracking table without data evolution has files whose ``_WRITE_COLS`` are its
+    columns plus ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (rows rewritten by a compaction or an
+    UPDATE, keeping their ids, as Java writes them): whole rows, read by field id.
 
     Raises:
         UnsupportedFeature: naming the first such file and its field.
     """
     row_tracking = _is_true(options, "row-tracking.enabled")
+    data_evolution = _is_true(options, "data-evolution.enabled")
+    whole_rows = row_tracking and not data_evolution
     for f in files:
-        if f.write_cols is not None:
+        if (
+            f.write_cols is not None
+            and not data_evolution
+            and not (whole_rows and _ROW_TRACKING & set(f.write_cols))
+        ):
             raise UnsupportedFeature(
                 f"Cannot read table {table}: data file {f.file_name} holds only columns "
-                f"{list(f.write_cols)} (_WRITE_COLS, data evolution), which is not supported yet"
+                f"{list(f.write_cols)} (_WRITE_COLS) but the table has no "
+                "'data-evolution.enabled' = 'true'"
             )
         if f.first_row_id is not None and not row_tracking:
             raise UnsupportedFeature(

@@ -1,7 +1,7 @@
 """Index manifests: the Avro file listing a snapshot's index files (HASH buckets, DVs, global).
 
 The models live in ``manifest.py`` beside the other manifest records; this module holds the
-Avro shape Java 1.4.2 writes for them and the ``index-manifest-*`` file I/O.
+Avro shape Java 2.0/2.1 writes for them and the ``index-manifest-*`` file I/O.
 """
 
 from __future__ import annotations
@@ -48,9 +48,11 @@ INDEX_MANIFEST_SCHEMA = (
     '"fields":[{"name":"_ROW_RANGE_START","type":"long"},{"name":"_ROW_RANGE_END","type":"long"},'
     '{"name":"_INDEX_FIELD_ID","type":"int"},{"name":"_EXTRA_FIELD_IDS","type":["null",'
     '{"type":"array","items":"int"}],"default":null},'
-    '{"name":"_INDEX_META","type":["null","bytes"],"default":null}]}],"default":null}]}'
+    '{"name":"_INDEX_META","type":["null","bytes"],"default":null},'
+    '{"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}'
 )
-"""The index-manifest-entry schema of Java 1.4.2, verbatim (paimon-format.md §3.6)."""
+"""The index-manifest-entry schema of Java 1.4.2 (paimon-format.md §3.6) with the field
+Paimon 2.0/2.1 add: ``_GLOBAL_INDEX._SOURCE_META``."""
 
 _DV_SPEC = AvroRecord(
     DeletionVectorMeta,
@@ -96,6 +98,7 @@ def _encode_global_index(out: bytearray, meta: dict) -> None:
                 avro_long(out, field_id)
         out.append(0)
     avro_opt_bytes(out, meta.get("_INDEX_META"))
+    avro_opt_bytes(out, meta.get("_SOURCE_META"))
 
 
 def _encode_index_entry(out: bytearray, e: IndexManifestEntry) -> None:
@@ -131,7 +134,7 @@ def _encode_index_entry(out: bytearray, e: IndexManifestEntry) -> None:
 def serialize_index_manifest(
     entries: Iterable[IndexManifestEntry], compression: str = "zstd"
 ) -> bytes:
-    """An index-manifest file of ``entries`` in Java 1.4.2's Avro shape."""
+    """An index-manifest file of ``entries`` in Java 2.0/2.1's Avro shape."""
     return write_avro_container(INDEX_MANIFEST_SCHEMA, compression, _encode_index_entry, entries)
 
 

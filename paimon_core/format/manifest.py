@@ -109,6 +109,9 @@ class DataFileMeta:
     external_path: str | None = None
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
+    write_cols_sequences: tuple[int, ...] | None = None
+    """``_WRITE_COLS_SEQUENCES`` (Paimon 2.1): per written column, its largest sequence
+    number; kept as read."""
 
 
 _FILE_FIELDS = frozenset(f.name for f in dataclasses.fields(DataFileMeta))
@@ -116,7 +119,7 @@ _LAZY_LOCK = threading.Lock()
 # Where a lazy file keeps its source until decoded: the slot of its last field, shadowed by
 # a property of the lazy class, so that the object has exactly DataFileMeta's layout and
 # can become a plain DataFileMeta by ``__class__`` assignment.
-_SOURCE_SLOT = DataFileMeta.write_cols  # type: ignore[attr-defined]
+_SOURCE_SLOT = DataFileMeta.write_cols_sequences  # type: ignore[attr-defined]
 
 
 class _LazyDataFileMeta(DataFileMeta):
@@ -139,9 +142,9 @@ class _LazyDataFileMeta(DataFileMeta):
         return getattr(self, name)
 
     @property  # type: ignore[misc]
-    def write_cols(self) -> tuple[str, ...] | None:
+    def write_cols_sequences(self) -> tuple[int, ...] | None:
         _materialize(self)
-        return self.write_cols
+        return self.write_cols_sequences
 
     def __eq__(self, other: object) -> bool:
         _materialize(self)
@@ -321,9 +324,12 @@ MANIFEST_SCHEMA = (
     '{"name":"_VALUE_STATS_COLS","type":' + _STRINGS + ',"default":null},'
     '{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null},'
     '{"name":"_FIRST_ROW_ID","type":["null","long"],"default":null},'
-    '{"name":"_WRITE_COLS","type":' + _STRINGS + ',"default":null}]}}]}'
+    '{"name":"_WRITE_COLS","type":' + _STRINGS + ',"default":null},'
+    '{"name":"_WRITE_COLS_SEQUENCES","type":["null",{"type":"array","items":"long"}],'
+    '"default":null}]}}]}'
 )
-"""The manifest-entry schema of Java 1.4.2, verbatim (paimon-format.md §3.6)."""
+"""The manifest-entry schema of Java 1.4.2 (paimon-format.md §3.6) with the field Paimon 2.1
+adds last: ``_FILE._WRITE_COLS_SEQUENCES``."""
 
 MANIFEST_VERSION = 2
 MANIFEST_LIST_VERSION = 2
@@ -644,6 +650,15 @@ def _encode_entry(out: bytearray, e: ManifestEntry) -> None:
     avro_opt_str(out, f.external_path)
     avro_opt_long(out, f.first_row_id)
     avro_opt_strings(out, f.write_cols)
+    if f.write_cols_sequences is None:
+        out.append(0)
+    else:
+        out.append(2)
+        if f.write_cols_sequences:
+            avro_long(out, len(f.write_cols_sequences))
+            for value in f.write_cols_sequences:
+                avro_long(out, value)
+        out.append(0)
 
 
 def _encode_meta(out: bytearray, m: ManifestFileMeta) -> None:
@@ -1986,6 +2001,7 @@ _FILE_SPEC = AvroRecord(
         AvroField("_EXTERNAL_PATH"),
         AvroField("_FIRST_ROW_ID"),
         AvroField("_WRITE_COLS", AvroArray()),
+        AvroField("_WRITE_COLS_SEQUENCES", AvroArray()),
     ),
     "manifest",
 )
@@ -2039,7 +2055,7 @@ MANIFEST_LIST_SPEC = AvroRecord(
 
 
 def serialize_manifest(entries: Iterable[ManifestEntry], compression: str = "zstd") -> bytes:
-    """A manifest file of ``entries`` in Java 1.4.2's Avro shape."""
+    """A manifest file of ``entries`` in Java 2.1's Avro shape (``MANIFEST_SCHEMA``)."""
     return write_avro_container(MANIFEST_SCHEMA, compression, _encode_entry, entries)
 
 

@@ -8,11 +8,13 @@ fixed-length binary pyarrow writes by default.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from paimon_core.format.variant import Shape, fill_null_children, is_shredded, rebuild, shred
 
 if TYPE_CHECKING:
     from paimon_core.format.types import DataField, DataType
@@ -65,9 +67,13 @@ def write(
     compression: str,
     level: int,
     footers: list[pq.FileMetaData] | None = None,
+    shredding: Mapping[str, Shape] | None = None,
 ) -> None:
     """``data`` (already in the file's Arrow schema, field ids included) as one Parquet file;
-    its footer is appended to ``footers``, whose column statistics the writer reuses."""
+    its footer is appended to ``footers``, whose column statistics the writer reuses.
+
+    VARIANT columns named in ``shredding`` are written shredded to their shape."""
+    data = _variant_columns(data, fields, shredding or {})
     pq.write_table(
         data,
         sink,
@@ -78,6 +84,38 @@ def write(
     )
 
 
+def _variant_columns(
+    data: pa.Table, fields: Sequence[DataField], shredding: Mapping[str, Shape]
+) -> pa.Table:
+    """``data`` with its top-level VARIANT columns as they are written: shredded where asked,
+    else with the required ``value``/``metadata`` of null rows filled (pyarrow refuses nulls
+    in a required child even under a null parent)."""
+    for i, f in enumerate(fields):
+        if f.type.root != "VARIANT":
+            continue
+        column = data.column(i).combine_chunks()
+        field = data.schema.field(i)
+        shape = shredding.get(f.name)
+        if shape is not None and shape.typed:
+            column = shred(column, shape)
+            field = field.with_type(column.type)
+        else:
+            column = fill_null_children(column)
+        data = data.set_column(i, field, column)
+    return data
+
+
 def read(source: pa.NativeFile, columns: Sequence[tuple[str, DataType]]) -> pa.Table:
-    """The named columns as the file stores them (the caller casts types that differ)."""
-    return pq.ParquetFile(source).read(columns=[name for name, _ in columns])
+    """The named columns as the file stores them (the caller casts types that differ);
+    shredded VARIANT columns come back as ``value``/``metadata``."""
+    table = pq.ParquetFile(source).read(columns=[name for name, _ in columns])
+    for name, t in columns:
+        if t.root != "VARIANT" or name not in table.column_names:
+            continue
+        at = table.column_names.index(name)
+        column = table.column(at)
+        if pa.types.is_struct(column.type) and is_shredded(column.type):
+            field = table.schema.field(at)
+            rebuilt = rebuild(column)
+            table = table.set_column(at, field.with_type(rebuilt.type), rebuilt)
+    return table

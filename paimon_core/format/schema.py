@@ -345,6 +345,9 @@ def validate_schema(s: TableSchema) -> None:
         raise SchemaError(
             f"Table column {names} should include all primary key constraint {missing}"
         )
+    _check_key_types(s.fields, s.primary_keys, "primary key")
+    _check_key_types(s.fields, s.partition_keys, "partition")
+    _check_key_types(s.fields, _split_keys(s.options.get(BUCKET_KEY_OPTION)), "bucket key")
     if s.primary_keys and not s.trimmed_primary_keys:
         raise SchemaError(
             f"Primary key constraint {list(s.primary_keys)} should not be same with partition "
@@ -385,8 +388,54 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+    _validate_row_tracking(s, bucket)
+    rowkind = s.options.get("rowkind.field")
+    if rowkind is not None and rowkind not in names:
+        raise SchemaError(f"Rowkind field: '{rowkind}' can not be found in table schema.")
     validate_merge_options(s)
     validate_file_index(s.fields, s.options, names)
+
+
+def _validate_row_tracking(s: TableSchema, bucket: int) -> None:
+    """``SchemaValidation.validateRowTracking``: a row-tracking table has no primary key, one
+    bucket mode (-1) and no column named as its row-tracking columns."""
+    if (s.options.get("row-tracking.enabled") or "").strip().lower() != "true":
+        return
+    if s.primary_keys:
+        raise SchemaError("Cannot define primary-key for row tracking table.")
+    if bucket != -1:
+        raise SchemaError(
+            "Cannot define bucket for row tracking table, it only support bucket = -1"
+        )
+    for name in ("_ROW_ID", "_SEQUENCE_NUMBER"):
+        if name in s.field_names:
+            raise SchemaError(
+                f"Row tracking field name '{name}' conflicts with existing field names."
+            )
+
+
+_KEY_UNSUPPORTED = {
+    "MAP": "MapType",
+    "ARRAY": "ArrayType",
+    "ROW": "RowType",
+    "MULTISET": "MultisetType",
+    "VECTOR": "VectorType",
+    "VARIANT": "VariantType",
+}
+"""Column types that cannot be keys: Java's ``PRIMARY_KEY_UNSUPPORTED_LOGICAL_TYPES``, and
+VARIANT, which Java 2.x accepts in the schema but then fails to write (``Illegal type:
+VARIANT`` from its generated key projection)."""
+
+
+def _check_key_types(fields: Sequence[DataField], keys: Sequence[str], what: str) -> None:
+    """Java's ``validateOnlyContainPrimitiveType`` of the ``what`` fields ``keys``."""
+    by_name = {f.name: f for f in fields}
+    for key in keys:
+        f = by_name.get(key)
+        if f is not None and f.type.root in _KEY_UNSUPPORTED:
+            raise SchemaError(
+                f"The type {_KEY_UNSUPPORTED[f.type.root]} in {what} field {key} is unsupported"
+            )
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

@@ -220,12 +220,13 @@ def column_stats(
 ) -> ColumnStats:
     """Stats of one column under ``mode``, as Java gets them for a file of ``file_format``.
 
-    Parquet (Java reads the footer): a FLOAT/DOUBLE column with a NaN has no min/max (Parquet
-    orders NaN nowhere), so no reader can prune the file by bounds that leave the NaN out.
-    ORC: the same (bounds without the NaN would prune wrongly), and ORC keeps no min/max of
-    binary columns nor a string bound longer than 1024 UTF-8 bytes. Avro: every comparable
-    value counts, in Java's order (NaN is the largest FLOAT/DOUBLE, -0.0 is below 0.0), and
-    ``truncate(N)`` cuts binary values too.
+    FLOAT/DOUBLE columns, as Paimon 2 (Java) stores them: Parquet and Avro compare every
+    value in Java's order (``Float.compareTo``: NaN is the largest, -0.0 is below 0.0), since
+    Paimon 2 takes Parquet's bounds from the writer's in-memory footer (parquet-mr's
+    comparator; Paimon 0.9 re-read the written footer, where a NaN drops both bounds and
+    zeros widen to -0.0..+0.0). ORC: ``_orc_float_stats``. ORC keeps no min/max of binary
+    columns nor a string bound longer than 1024 UTF-8 bytes. Avro's ``truncate(N)`` cuts
+    binary values too.
 
     Nanosecond timestamps get no min/max in any format: Python values drop the nanos, and a
     max below the real max would prune wrongly.
@@ -242,23 +243,20 @@ def column_stats(
         return ColumnStats(None, None, nulls)
     if nulls == len(column):
         return ColumnStats(None, None, nulls)
-    if file_format == "avro":
+    if file_format == "avro" or (floating and file_format != "orc"):
         return _collected_stats(column, mode, nulls)
+    if floating:
+        return _orc_float_stats(column, nulls)
     if file_format == "orc" and _is_binary(column.type):
         return ColumnStats(None, None, nulls)  # OrcSimpleStatsExtractor: no binary bounds
     written = footer.bounds(name) if footer is not None and footer_ordered else None
     if written is not None:
         low, high = written
     else:
-        if floating and pc.any(pc.is_nan(column)).as_py():
-            return ColumnStats(None, None, nulls)  # Java's Parquet footer drops NaN bounds
         bounds = pc.min_max(column)
         low, high = _to_python(bounds["min"]), _to_python(bounds["max"])
     if low is None or high is None:
         return ColumnStats(None, None, nulls)
-    if floating:
-        # Parquet's rule, which Java stores: a zero min is -0.0 and a zero max is +0.0.
-        low, high = (-0.0 if low == 0 else low), (0.0 if high == 0 else high)
     if file_format == "orc" and isinstance(low, str):
         # ORC's string statistics drop a bound longer than 1024 bytes (keeping a truncated
         # lower/upper bound instead, which Paimon does not read).
@@ -269,6 +267,29 @@ def column_stats(
         high = None if high is None else truncate_max(high, mode.length)
         if high is None:
             return ColumnStats(None, None, nulls)
+    return ColumnStats(low, high, nulls)
+
+
+def _orc_float_stats(column: pa.Array | pa.ChunkedArray, nulls: int) -> ColumnStats:
+    """ORC's double statistics as Paimon 2 (Java) reads them from the file: the writer starts
+    from the first value and takes each later one that is ``<`` the min or ``>`` the max, so
+    a NaN first makes both bounds NaN, a NaN later is passed over, and of equal zeros the
+    first one stays."""
+    values = pc.drop_null(column)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    first = values[0].as_py()
+    if first != first:  # NaN
+        return ColumnStats(first, first, nulls)
+    numbers = pc.filter(values, pc.invert(pc.is_nan(values)))
+    bounds = pc.min_max(numbers)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    zeros = pc.filter(numbers, pc.equal(numbers, 0.0))
+    if len(zeros):
+        # the first zero met stays: -0.0 < 0.0 is false in Java
+        zero = zeros[0].as_py()
+        low = zero if low == 0 else low
+        high = zero if high == 0 else high
     return ColumnStats(low, high, nulls)
 
 
@@ -336,9 +357,15 @@ def collect_stats(
 
     ORC CHAR columns read back right-trimmed (Java's ORC reader trims the padding), while
     Java's ORC statistics cover the padded values: the min is taken over the trimmed values,
-    so that the bounds hold for both and no reader prunes a file holding a match."""
+    so that the bounds hold for both and no reader prunes a file holding a match.
+
+    A VARIANT column has no stats at all (not even a null count): Java's Parquet footer
+    holds stats of its ``value``/``metadata`` leaves only, never of the group."""
     out = []
     for f, mode in zip(fields, modes):
+        if f.type.root == "VARIANT":
+            out.append(NONE_STATS)
+            continue
         column = data.column(f.name)
         stats = column_stats(column, mode, file_format, footer, f.name)
         if file_format == "orc" and f.type.root == "CHAR" and stats.min is not None:

@@ -78,7 +78,6 @@ from paimon_core.operations.bucket import hash_keys
 from paimon_core.operations.dynamic_bucket import HASH_INDEX, deserialize_hash_index, n_hashes
 from paimon_core.operations.manifest_merge import merge_entries
 from paimon_core.operations.merge.base import SEQUENCE_NUMBER, VALUE_KIND
-from paimon_core.operations.read import KEY_PREFIX
 from paimon_core.operations.scan import stats_may_match
 
 if TYPE_CHECKING:
@@ -822,9 +821,11 @@ class _Check:
             raise CorruptMetadata(f"schema {entry.file.schema_id} cannot be read")
         keys = list(schema.trimmed_primary_keys)
         types = [schema.field(k).type for k in keys]
-        columns = [(f"{KEY_PREFIX}{k}", t) for k, t in zip(keys, types)]
+        # The key's value columns: ``_KEY_<k>`` repeats them, and thin files
+        # (``data-file.thin-mode``) have only them.
+        columns = list(zip(keys, types))
         data = read_data_file(self.io, path, columns, self.table.identifier or self.root)
-        return keys, types, [data.column(f"{KEY_PREFIX}{k}") for k in keys]
+        return keys, types, [data.column(k) for k in keys]
 
     def _check_data_file(self, need: _Need) -> tuple[str | None, np.ndarray | None]:
         """The file's problems against its entry, and the hashes of its keys when the key
@@ -840,17 +841,18 @@ class _Check:
             fields = [f for f in fields if f.name in set(meta.write_cols)]
         keys = list(schema.trimmed_primary_keys) if schema.primary_keys else []
         key_types = [schema.field(k).type for k in keys]
-        columns: list[tuple[str, DataType]] = [
-            (f"{KEY_PREFIX}{k}", t) for k, t in zip(keys, key_types)
-        ]
+        # Keys are read from their value columns (thin files, ``data-file.thin-mode``, have
+        # no ``_KEY_<k>``; elsewhere it repeats them).
+        columns: list[tuple[str, DataType]] = []
         if keys:
             columns += [(SEQUENCE_NUMBER, BIGINT(False)), (VALUE_KIND, TINYINT(False))]
         columns += [(f.name, f.type) for f in fields]
+        columns += [(k, t) for k, t in zip(keys, key_types) if k not in {f.name for f in fields}]
         data = read_data_file(self.io, need.path, columns, self.table.identifier or self.root)
         hashes = None
         if keys and need.path in self.keys.key_files:
             try:
-                key_columns = [data.column(f"{KEY_PREFIX}{k}") for k in keys]
+                key_columns = [data.column(k) for k in keys]
                 hashes = np.asarray(hash_keys(key_columns, key_types), np.int32)
             except (PaimonError, ValueError, TypeError, pa.ArrowException):
                 hashes = None  # keys it cannot hash are not judged
@@ -871,7 +873,7 @@ class _Check:
             except Exception:  # undecodable stats prune nothing
                 key_stats = []
             for k, stats in zip(keys, key_stats):
-                problems += _stats_problems("key", k, stats, data.column(f"{KEY_PREFIX}{k}"))
+                problems += _stats_problems("key", k, stats, data.column(k))
             if data.num_rows:
                 problems += _key_problems(meta.min_key, meta.max_key, keys, key_types, data)
                 retracts = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT_KINDS))
@@ -980,7 +982,7 @@ def _key_problems(
             claimed = list(deserialize_row(raw, types))
         except Exception:  # a key that does not decode is wrong too
             claimed = None
-        actual = [data.column(f"{KEY_PREFIX}{k}")[row].as_py() for k in keys]
+        actual = [data.column(k)[row].as_py() for k in keys]
         if claimed != actual:
             out.append(f"{what} key {actual}, its manifest entry says {claimed}")
     return out

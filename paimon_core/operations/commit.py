@@ -17,9 +17,11 @@ import threading
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import (
@@ -52,6 +54,7 @@ from paimon_core.operations.dynamic_bucket import index_file_path
 from paimon_core.operations.live_files import LiveFiles, checkout, cover, give_back
 from paimon_core.operations.manifest_merge import ManifestMerger
 from paimon_core.operations.read import data_file_path
+from paimon_core.operations.row_tracking import assign_row_tracking, row_tracking_enabled
 
 if TYPE_CHECKING:
     from paimon_core.table import FileStoreTable
@@ -64,6 +67,22 @@ PostCommitHook = Callable[["FileStoreTable", Snapshot], None]
 
 
 _PUBLISHED_ATTRIBUTE = "paimon_published_snapshot"
+
+COMMIT_OPERATION: ContextVar[str | None] = ContextVar("paimon_commit_operation", default=None)
+"""The SQL operation the snapshots committed now belong to (Paimon 2.0's ``Snapshot.operation``:
+``WRITE``, ``OVERWRITE``, ``UPDATE``, ``DELETE``, ``MERGE``, ``TRUNCATE``,
+``CREATE_TABLE_AS_SELECT``, ...), or None (procedures, the core's own API)."""
+
+
+@contextmanager
+def commit_operation(operation: str | None) -> Iterator[None]:
+    """Snapshots committed inside the block record ``operation`` (the writes' own compactions
+    too, as Paimon-Spark's commits of one statement do)."""
+    token = COMMIT_OPERATION.set(operation)
+    try:
+        yield
+    finally:
+        COMMIT_OPERATION.reset(token)
 
 
 def published_before(error: BaseException) -> int | None:
@@ -127,6 +146,8 @@ class _Changes:
     deleted_index: tuple[IndexManifestEntry, ...] = ()
     statistics: str | None = None
     changelog: tuple[ManifestEntry, ...] = ()
+    next_row_id: int | None = None
+    """The new snapshot's ``nextRowId`` when row tracking assigned it (else the latest's)."""
 
 
 class FileStoreCommit:
@@ -723,7 +744,7 @@ class FileStoreCommit:
             published: Snapshot | None = None
             try:
                 try:
-                    changes = compute(latest, live)
+                    changes = _with_row_tracking(self.table, latest, compute(latest, live))
                     cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
                     net = self._check_conflicts(live, changes.entries)
                     self._check_index_conflicts(latest, changes)
@@ -846,7 +867,14 @@ class FileStoreCommit:
                 statistics=changes.statistics or self._inherited_statistics(latest),
                 properties=dict(properties) if properties else None,
                 # Java 1.3+ carries the row-id counter through every commit.
-                next_row_id=latest.next_row_id if latest else None,
+                next_row_id=(
+                    changes.next_row_id
+                    if changes.next_row_id is not None
+                    else latest.next_row_id
+                    if latest
+                    else None
+                ),
+                operation=COMMIT_OPERATION.get(),
             )
             self._check_added_files_exist(changes)
             published = table.snapshot_manager.commit(snapshot)
@@ -985,6 +1013,24 @@ class FileStoreCommit:
         whoever opened the committer: the lifecycle layer sits above this one."""
         for hook in self._post_commit:
             hook(self.table, snapshot)
+
+
+def _with_row_tracking(
+    table: FileStoreTable, latest: Snapshot | None, changes: _Changes
+) -> _Changes:
+    """``changes`` with the row-tracking metadata of a commit on top of ``latest``
+    (``row_tracking.assign_row_tracking``) when ``table`` has row tracking; as they are
+    otherwise."""
+    options = table.options
+    if not row_tracking_enabled(options):
+        return changes
+    assigned = assign_row_tracking(
+        latest.snapshot_id + 1 if latest else 1,
+        latest.next_row_id if latest else None,
+        changes.entries,
+        options,
+    )
+    return replace(changes, entries=assigned.entries, next_row_id=assigned.next_row_id)
 
 
 def _written_only(message: CommitMessage) -> CommitMessage:

@@ -38,6 +38,7 @@ from paimon_core.operations.merge.base import VALUE_KIND, SortedRuns, drop_retra
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
 from paimon_core.operations.merge.lookup import lookup_candidates, lookup_changelog, needs_lookup
 from paimon_core.operations.read import ROW_POSITION, TableRead
+from paimon_core.operations.row_tracking import ROW_TRACKING_COLUMNS, row_tracking_enabled
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
 from paimon_core.operations.split_generator import merge_sections, table_key_order
@@ -732,12 +733,19 @@ def _rewrite_append(
     sort: Callable[[pa.Table], pa.Table] | None = None,
 ) -> CommitMessage:
     files = sorted(files, key=lambda f: f.min_sequence_number)
-    rows = TableRead(table).to_arrow([_split(task, files)])
+    # Rows of a row-tracking table keep their ids: the compacted files store _ROW_ID and
+    # _SEQUENCE_NUMBER (Java's compaction writers with rowTypeWithRowTracking).
+    tracking = row_tracking_enabled(table.options)
+    reader = TableRead(table)
+    projection = None
+    if tracking:
+        projection = [*(f.name for f in table.schema.fields), *ROW_TRACKING_COLUMNS]
+    rows = reader.to_arrow([_split(task, files)], projection)
     if sort is not None:
         rows = sort(rows)
     after: list[DataFileMeta] = []
     if rows.num_rows:
-        with TableWrite(table) as writer:
+        with TableWrite(table, row_tracking=tracking) as writer:
             after = writer.write_compacted(
                 task.partition,
                 task.partition_values,

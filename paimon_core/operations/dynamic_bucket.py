@@ -28,10 +28,11 @@ import numpy as np
 
 from paimon_core.exceptions import HashIndexUnreadable, MetadataFormatError, PaimonError
 from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.data_files import read_data_file
 from paimon_core.format.manifest import FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.format.paths import INDEX_DIR, INDEX_PREFIX, new_file_name, partition_path
-from paimon_core.format.types import DataType
-from paimon_core.operations.bucket import murmur_hash, row_hash
+from paimon_core.format.types import DataType, to_arrow_type
+from paimon_core.operations.bucket import hash_keys, murmur_hash, row_hash
 from paimon_core.operations.read import data_file_path
 
 if TYPE_CHECKING:
@@ -138,6 +139,8 @@ class _Bucket:
     hashes: np.ndarray
     added: list[np.ndarray] = field(default_factory=list)
     added_count: int = 0
+    rebuilt: bool = False
+    """``hashes`` were read from the bucket's data files: its index file is to be written."""
 
     @property
     def row_count(self) -> int:
@@ -300,9 +303,13 @@ class DynamicBucketIndex:
                 path = index_file_path(self.table.path, e)
                 hashes = read_hash_index(self.file_io, path, e, self._partition_label(partition))
                 buckets[e.bucket] = _Bucket(e, hashes)
+            files: list[ManifestEntry] = []
+            if self._snapshot is not None:
+                files = [e for e in self._live_files(partition) if e.bucket >= 0]
+                self._rebuild_missing(partition, buckets, files)
             index = PartitionIndex(buckets, self.target_row_num, self.max_buckets)
             if self._snapshot is not None:
-                self._check(partition, index)
+                self._check(partition, index, files)
             self.partitions[partition] = index
         return index
 
@@ -319,7 +326,40 @@ class DynamicBucketIndex:
         assert bucket.entry is not None
         return index_file_path(self.table.path, bucket.entry)
 
-    def _check(self, partition: bytes, index: PartitionIndex) -> None:
+    def _rebuild_missing(
+        self, partition: bytes, buckets: dict[int, _Bucket], files: list[ManifestEntry]
+    ) -> None:
+        """Give each bucket that has live data files but no index file the hashes of its
+        files' keys, to be written as its new index file with this writer's commit.
+
+        Java's assigner reads such a bucket as empty and places its keys anew, in whatever
+        bucket has room: a key then lives in two buckets. (Older versions of this writer
+        left such buckets behind: a whole-table overwrite through ``write_arrow``.)
+        """
+        missing: dict[int, list[ManifestEntry]] = {}
+        for e in files:
+            if e.bucket not in buckets:
+                missing.setdefault(e.bucket, []).append(e)
+        if not missing:
+            return
+        schema = self.table.schema
+        keys = [schema.field(k) for k in schema.trimmed_primary_keys]
+        values = self._values(partition)
+        label = self.table.identifier or self.table.path
+        for bucket_id, entries in sorted(missing.items()):
+            hashes = []
+            for e in entries:
+                by_id = {f.id: f for f in self.table.schema_manager.schema(e.file.schema_id).fields}
+                columns = [(by_id[f.id].name, by_id[f.id].type) for f in keys]
+                path = e.file.external_path or data_file_path(
+                    self.table, values, e.bucket, e.file.file_name
+                )
+                data = read_data_file(self.file_io, path, columns, label)
+                arrays = [data.column(i).cast(to_arrow_type(f.type)) for i, f in enumerate(keys)]
+                hashes.append(hash_keys(arrays, self.key_types))
+            buckets[bucket_id] = _Bucket(None, np.unique(np.concatenate(hashes)), rebuilt=True)
+
+    def _check(self, partition: bytes, index: PartitionIndex, files: list[ManifestEntry]) -> None:
         """Refuse an index that contradicts itself or the partition's live data files."""
         where = self._partition_label(partition)
         first, second = repeated_hashes(*index._known)
@@ -338,16 +378,11 @@ class DynamicBucketIndex:
                 f"{self._index_path(index.buckets[b])} of bucket {b} ({where}) are corrupt: "
                 f"they share {n_hashes(shared)}, and a key is in one bucket only"
             )
-        for e in self._lacking_keys(index, self._live_files(partition)):
+        for e in self._lacking_keys(index, files):
             data = e.file.external_path or data_file_path(
                 self.table, self._values(partition), e.bucket, e.file.file_name
             )
-            bucket = index.buckets.get(e.bucket)
-            if bucket is None or bucket.entry is None:
-                # A bucket without an index file is read as empty, as Java's assigner does;
-                # ``check_table(deep)`` reports it. (Refusing it here failed sequences of
-                # our own overwrites and rollbacks in the lifecycle state machine: to study.)
-                continue
+            bucket = index.buckets[e.bucket]  # rebuilt when it had no index file
             raise HashIndexUnreadable(
                 f"HASH index file {self._index_path(bucket)} of bucket {e.bucket} ({where}) is "
                 f"corrupt: it lacks the keys of data file {data}"
@@ -398,7 +433,7 @@ class DynamicBucketIndex:
         index_dir = f"{self.table.path.rstrip('/')}/{INDEX_DIR}"
         for partition, index in self.partitions.items():
             for bucket_id, bucket in index.buckets.items():
-                if not bucket.added_count:
+                if not bucket.added_count and not bucket.rebuilt:
                     continue
                 data = serialize_hash_index(bucket.all_hashes())
                 name = new_file_name(INDEX_PREFIX)
@@ -412,6 +447,6 @@ class DynamicBucketIndex:
         for (partition, bucket_id), (entry, _old) in changes.items():
             bucket = self.partitions[partition].buckets[bucket_id]
             bucket.hashes = np.unique(bucket.all_hashes())
-            bucket.added, bucket.added_count = [], 0
+            bucket.added, bucket.added_count, bucket.rebuilt = [], 0, False
             bucket.entry = entry
         return changes

@@ -11,16 +11,25 @@ keys it deletes are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_core.exceptions import DataFileUnreadable, InvalidArgument
 from paimon_core.format.data_files import read_data_file
 from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.paths import bucket_dir_name, partition_path
-from paimon_core.format.types import BIGINT, TINYINT, to_arrow_type
+from paimon_core.format.types import BIGINT, TINYINT, DataField, to_arrow_type
+from paimon_core.operations.data_evolution import (
+    anchor_file,
+    column_sources,
+    data_evolution_enabled,
+    newest_first,
+    row_id_groups,
+)
 from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
     SEQUENCE_NUMBER,
@@ -28,12 +37,18 @@ from paimon_core.operations.merge.base import (
     drop_retractions,
 )
 from paimon_core.operations.merge.factory import key_value_merge
+from paimon_core.operations.row_tracking import (
+    ROW_ID,
+    ROW_ID_FIELD_ID,
+    SEQUENCE_NUMBER_FIELD_ID,
+    row_tracking_enabled,
+)
 from paimon_core.operations.split_generator import merge_sections, table_key_order
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
     from paimon_core.format.schema import TableSchema
-    from paimon_core.format.types import DataField, DataType
+    from paimon_core.format.types import DataType
     from paimon_core.operations.scan import Split
     from paimon_core.table import FileStoreTable
 
@@ -43,6 +58,11 @@ ROW_POSITION = "_ROW_POSITION"
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8(), ROW_POSITION: pa.int64()}
 _SYSTEM_FIELD_TYPES = {SEQUENCE_NUMBER: BIGINT(False), VALUE_KIND: TINYINT(False)}
 _DV_CACHE_SPLITS = 64
+_TRACKING_FIELDS = {
+    ROW_ID: (ROW_ID_FIELD_ID, BIGINT(False)),
+    SEQUENCE_NUMBER: (SEQUENCE_NUMBER_FIELD_ID, BIGINT(False)),
+}
+_TRACKING_IDS = {field_id for field_id, _ in _TRACKING_FIELDS.values()}
 
 
 def data_file_path(
@@ -72,16 +92,30 @@ class TableRead:
         self.schema = table.schema
         self._schemas: dict[int, TableSchema] = {self.schema.schema_id: self.schema}
         self.merge = key_value_merge(self.schema) if table.is_primary_key_table else None
+        self.data_evolution = not table.is_primary_key_table and data_evolution_enabled(
+            table.options
+        )
+        """Files are merged column by column per row-id range (``operations.data_evolution``)."""
+        self._row_tracking = not table.is_primary_key_table and row_tracking_enabled(table.options)
         # Deletion vectors of the splits read last (a split's files share one index file).
         self._dv_cache: dict[tuple[DeletionFile, ...], dict[str, DeletionVector]] = {}
 
     # ------------------------------------------------------------------------- public
 
     def output_fields(self, projection: Sequence[str] | None = None) -> list[DataField]:
+        """The fields ``projection`` names (all the table's when None). A row-tracking
+        append table also has ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (BIGINT NOT NULL), read
+        only when named, as Paimon's ``RowTrackingTable`` read type: a row's own physical
+        value where its file stores one (not null), else its file's ``_FIRST_ROW_ID`` + its
+        position in the file and the file's ``max_sequence_number`` (Java's
+        ``DataFileRecordReader``)."""
         fields = list(self.schema.fields)
         if projection is None:
             return fields
         by_name = {f.name: f for f in fields}
+        if self._row_tracking:
+            for name, (field_id, data_type) in _TRACKING_FIELDS.items():
+                by_name.setdefault(name, DataField(field_id, name, data_type))
         missing = [n for n in projection if n not in by_name]
         if missing:
             raise InvalidArgument(f"Projected columns {missing} are not columns of the table")
@@ -146,7 +180,7 @@ class TableRead:
         system: tuple[str, ...] = (ROW_POSITION,)
         if self.table.is_primary_key_table:
             system = (SEQUENCE_NUMBER, VALUE_KIND, ROW_POSITION)
-        tables = [self._read_file(split, f, fields, system) for f in split.files]
+        tables = self._read_append(split, fields, system)
         if not tables:
             schema = self.output_schema(projection)
             for name in system:
@@ -180,7 +214,7 @@ class TableRead:
     def _read_split(self, split: Split, projection: Sequence[str] | None) -> pa.Table:
         fields = self.output_fields(projection)
         if not self.table.is_primary_key_table:
-            tables = [self._read_file(split, f, fields, ()) for f in split.files]
+            tables = self._read_append(split, fields, ())
             return (
                 pa.concat_tables(tables) if tables else self.output_schema(projection).empty_table()
             )
@@ -205,6 +239,79 @@ class TableRead:
                 )
             )
         return merged.select([f.name for f in fields])
+
+    def _read_append(
+        self, split: Split, fields: Sequence[DataField], system: Sequence[str]
+    ) -> list[pa.Table]:
+        """The rows of an append split (a primary-key split's files unmerged): file after
+        file, or row-id range after range in a data-evolution table (``_read_group``)."""
+        if not self.data_evolution:
+            return [self._read_file(split, f, fields, system) for f in split.files]
+        return [self._read_group(split, g, fields, system) for g in row_id_groups(split.files)]
+
+    def _read_group(
+        self,
+        split: Split,
+        group: Sequence[DataFileMeta],
+        fields: Sequence[DataField],
+        system: Sequence[str],
+    ) -> pa.Table:
+        """The rows of one row-id range of a data-evolution table, each column from the
+        newest file that wrote it (``operations.data_evolution``), the anchor file's deletion
+        vector applied. ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` come from the newest file, as
+        every file has them (Java's ``rowTypeWithRowTracking`` of each file's columns);
+        ``ROW_POSITION`` is a row's position in the range.
+
+        Raises:
+            DataFileUnreadable: files of the range disagree on it or on their row count, or
+                a NOT NULL column is in none of them.
+        """
+        files = newest_first(group)
+        anchor = anchor_file(files)
+        count = anchor.row_count
+        plain = replace(split, deletion_files=())
+        columns: dict[int, pa.ChunkedArray | pa.Array] = {}
+        tracking = [f for f in fields if f.id in _TRACKING_IDS]
+        sources = column_sources(
+            files, [f for f in fields if f.id not in _TRACKING_IDS], self._file_schema
+        )
+        if tracking and sources and sources[0][0] is files[0]:
+            sources[0] = (files[0], [*sources[0][1], *tracking])
+        elif tracking:
+            sources.insert(0, (files[0], tracking))
+        for meta, mine in sources:
+            data = self._read_file(plain, meta, mine, ())
+            if data.num_rows != count:
+                raise DataFileUnreadable(
+                    f"Data file {meta.file_name} has {data.num_rows} rows, not the "
+                    f"{count} of its row-id range (files {[f.file_name for f in files]})"
+                )
+            for f in mine:
+                columns[f.id] = data.column(f.name)
+        arrays: list[pa.ChunkedArray | pa.Array] = []
+        out: list[pa.Field] = []
+        for f in fields:
+            target = to_arrow_type(f.type)
+            column = columns.get(f.id)
+            if column is None:
+                if not f.type.nullable:
+                    raise DataFileUnreadable(
+                        f"Column '{f.name}' is NOT NULL but none of the data files "
+                        f"{[m.file_name for m in files]} holds it"
+                    )
+                column = pa.nulls(count, target)
+            arrays.append(column)
+            out.append(pa.field(f.name, target, f.type.nullable))
+        for name in system:
+            if name == ROW_POSITION:
+                arrays.append(pa.array(np.arange(count, dtype=np.int64)))
+            else:
+                raise InvalidArgument(f"{name} is no column of a data-evolution table")
+            out.append(pa.field(name, _SYSTEM_TYPES[name], False))
+        data = pa.Table.from_arrays(arrays, schema=pa.schema(out))
+        if split.deletion_files:
+            data = apply_deletion_vector(data, self._deletion_vector(split, anchor.file_name))
+        return data
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
         """The columns of one data file in its own format; a file in a format this reader
@@ -253,7 +360,18 @@ class TableRead:
             (file_fields[f.id].name, file_fields[f.id].type) for f in fields if f.id in file_fields
         ]
         stored = [n for n in system if n != ROW_POSITION]
-        raw = self._read_data(path, [*present, *((n, _SYSTEM_FIELD_TYPES[n]) for n in stored)])
+        tracking = [f.name for f in fields if f.id in _TRACKING_IDS]
+        physical = [n for n in tracking if n in (meta.write_cols or ())]
+        raw = self._read_data(
+            path,
+            [
+                *present,
+                *((n, BIGINT(True)) for n in physical),
+                *((n, _SYSTEM_FIELD_TYPES[n]) for n in stored),
+            ],
+        )
+        if tracking:  # positions count the rows a deletion vector deletes
+            raw = _with_row_tracking(raw, meta, tracking)
         if ROW_POSITION in system:
             raw = raw.append_column(ROW_POSITION, pa.array(np.arange(raw.num_rows)))
         if split.deletion_files:
@@ -263,7 +381,9 @@ class TableRead:
         for f in fields:
             target = to_arrow_type(f.type)
             old = file_fields.get(f.id)
-            if old is None:
+            if f.id in _TRACKING_IDS:
+                column = raw.column(f.name)
+            elif old is None:
                 column = pa.nulls(raw.num_rows, target)
             else:
                 column = raw.column(old.name)
@@ -277,6 +397,28 @@ class TableRead:
             arrays.append(column if column.type == target else column.cast(target))
             out.append(pa.field(name, target, False))
         return pa.Table.from_arrays(arrays, schema=pa.schema(out))
+
+
+def _with_row_tracking(raw: pa.Table, meta: DataFileMeta, names: Sequence[str]) -> pa.Table:
+    """``raw`` (one file's rows, as stored) with its ``_ROW_ID`` and ``_SEQUENCE_NUMBER``
+    (those of ``names``): a stored value where not null, else ``_FIRST_ROW_ID`` + the row's
+    position (null without one) and the file's max sequence number."""
+    n = raw.num_rows
+    for name in names:
+        if name == ROW_ID:
+            if meta.first_row_id is None:
+                derived = pa.nulls(n, pa.int64())
+            else:
+                derived = pa.array(np.arange(meta.first_row_id, meta.first_row_id + n))
+        else:
+            derived = pa.repeat(pa.scalar(meta.max_sequence_number, pa.int64()), n)
+        index = raw.schema.get_field_index(name)
+        if index < 0:
+            raw = raw.append_column(name, derived)
+        else:
+            stored = raw.column(index).cast(pa.int64())
+            raw = raw.set_column(index, name, pc.coalesce(stored, derived))
+    return raw
 
 
 def _raw_convertible(split: Split, table: FileStoreTable) -> bool:

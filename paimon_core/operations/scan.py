@@ -41,6 +41,7 @@ from paimon_core.format.manifest import (
 from paimon_core.format.paths import POSTPONE_BUCKET, bucket_dir_name, partition_path
 from paimon_core.format.stats import ColumnStats, decode_stats
 from paimon_core.format.types import DataType
+from paimon_core.operations.data_evolution import data_evolution_enabled
 from paimon_core.operations.deletion_vectors import snapshot_deletion_files
 from paimon_core.operations.time_travel import resolve_snapshot
 
@@ -217,9 +218,9 @@ class InLiterals(tuple):
 def stats_may_match(op: str, literal: Any, stats: ColumnStats, row_count: int) -> bool:
     """False only when ``stats`` prove that no row satisfies the predicate.
 
-    FLOAT/DOUBLE bounds are not trusted to cover NaN: files written before this project
-    followed Java have bounds that leave their NaNs out (Java and this writer store no bounds
-    for a column with a NaN). So a file may also hold a NaN unless the predicate is one that
+    FLOAT/DOUBLE bounds are not trusted to cover NaN: ORC bounds leave a NaN out (Paimon 2's
+    and this writer's, ``stats._orc_float_stats``), and so do those of files written before
+    this project followed Java. So a file may also hold a NaN unless the predicate is one that
     no NaN satisfies; a NaN lower bound (an all-NaN partition, or one an older writer got
     wrong) proves nothing.
     """
@@ -831,6 +832,12 @@ class TableScan:
         return options.merge_engine == "first-row"
 
     @property
+    def data_evolution(self) -> bool:
+        """An append table with ``data-evolution.enabled``: files are pruned by partition
+        only (``operations.data_evolution``)."""
+        return not self.table.is_primary_key_table and data_evolution_enabled(self.table.options)
+
+    @property
     def only_real_buckets(self) -> bool:
         """Java's ``onlyReadRealBuckets`` of batch scans of postpone-bucket tables
         (``bucket`` = -2): files still in ``bucket-postpone`` are not read until a compaction
@@ -920,7 +927,10 @@ class TableScan:
         # One pause of the cyclic collector for the whole plan: re-enabled after each manifest
         # it would trace every entry built so far (they hold no cycles) again and again.
         with gc_paused():
-            keep = self._file_filter(predicate) if predicate else None
+            # A data-evolution file holds some columns of its rows: its stats and index speak
+            # of its copy of them, which a newer file of its row-id range may replace.
+            by_file = predicate and not self.data_evolution
+            keep = self._file_filter(predicate) if by_file else None
             skip_level0 = not all_levels and self.skips_level0
             entries = self.read_entries(
                 snapshot,
@@ -934,7 +944,7 @@ class TableScan:
                 entries = [e for e in entries if e.file.level != 0]
             entries = self.batch_entries(entries)
             self.check_files(e.file for e in entries)
-            if predicate:
+            if by_file:
                 entries = self._value_filter(entries, predicate)
             groups: defaultdict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
             for e in entries:

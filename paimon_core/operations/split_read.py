@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.format.float_order import is_floating, with_order_columns
 from paimon_core.operations.arrow_sort import sort_indices_nulls_first
+from paimon_core.operations.data_evolution import anchor_file, row_id_groups
 from paimon_core.operations.read import (
     ROW_POSITION,
     SEQUENCE_NUMBER,
@@ -179,8 +180,7 @@ class SplitRead(TableRead):
         """The rows of ``files`` one after the other, nothing merged or dropped."""
         tables = []
         read_system = (*system, ROW_POSITION) if file_meta else system
-        for meta in files:
-            data = self._read_file(split, meta, fields, read_system)  # type: ignore[arg-type]
+        for meta, data in self._raw_files(split, files, fields, read_system, file_meta):
             positions = None
             if file_meta:  # the row's place in the file, rows of its deletion vector counted
                 positions = data.column(ROW_POSITION)
@@ -203,6 +203,27 @@ class SplitRead(TableRead):
         if not tables:
             return self._empty(fields, extra)
         return self._output(pa.concat_tables(tables), fields, extra)
+
+    def _raw_files(
+        self,
+        split: Split | IncrementalSplit,
+        files: Sequence[DataFileMeta],
+        fields: list[DataField],
+        system: tuple[str, ...],
+        file_meta: bool,
+    ) -> Iterator[tuple[DataFileMeta, pa.Table]]:
+        """Each of ``files`` with its rows; in a data-evolution table each row-id range of
+        them, merged column by column, with its anchor file. A range of several files is no
+        one file's rows: file metadata columns of it are refused, as Paimon-Spark refuses
+        them without a file iterator."""
+        if not self.data_evolution:
+            for meta in files:
+                yield meta, self._read_file(split, meta, fields, system)  # type: ignore[arg-type]
+            return
+        for group in row_id_groups(files):
+            if file_meta and len(group) > 1:
+                raise UnsupportedFeature(NO_FILE_ITERATOR)
+            yield anchor_file(group), self._read_group(split, group, fields, system)  # type: ignore[arg-type]
 
     def _empty(self, fields: Sequence[DataField], extra: Sequence[str]) -> pa.Table:
         schema = self.output_schema([f.name for f in fields])

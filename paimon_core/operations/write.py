@@ -42,6 +42,7 @@ from paimon_core.format.data_files import (
     write_format,
 )
 from paimon_core.format.default_value import field_defaults
+from paimon_core.format.external_paths import ExternalPathProvider, ExternalPaths
 from paimon_core.format.features import Access
 from paimon_core.format.file_index import FileIndexOptions, file_index_options
 from paimon_core.format.manifest import (
@@ -51,6 +52,7 @@ from paimon_core.format.manifest import (
     IndexManifestEntry,
     ManifestEntry,
 )
+from paimon_core.format.merge_options import MergeOptions
 from paimon_core.format.stats import (
     FooterStats,
     StatsMode,
@@ -73,6 +75,13 @@ from paimon_core.operations.dynamic_bucket import DynamicBucketIndex
 from paimon_core.operations.merge.base import ADD_KINDS, merge_order
 from paimon_core.operations.merge.factory import key_value_merge
 from paimon_core.operations.read import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, data_file_path
+from paimon_core.operations.row_tracking import (
+    ROW_ID,
+    ROW_ID_FIELD_ID,
+    ROW_TRACKING_COLUMNS,
+    SEQUENCE_NUMBER_FIELD_ID,
+    row_tracking_enabled,
+)
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -126,12 +135,20 @@ def _factorize(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
     return codes
 
 
-def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
-    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK)."""
+def thin_mode(options: CoreOptions) -> bool:
+    """``data-file.thin-mode``: primary-key files without the ``_KEY_<k>`` columns, which
+    repeat value columns (Java's ``KeyValueThinDataFileWriterImpl``; every key of a table
+    made here is a value column, Java's ``supportsThinMode``)."""
+    return options.get_bool("data-file.thin-mode", False)
+
+
+def _file_schema(schema: TableSchema, arrow_schema: pa.Schema, thin: bool = False) -> pa.Schema:
+    """Columns of a data file, with Java's Parquet field ids (``KeyValue`` layout for PK;
+    ``thin``: without the key columns)."""
     if not schema.primary_keys:
         return arrow_schema
     system = []
-    for name in schema.trimmed_primary_keys:
+    for name in () if thin else schema.trimmed_primary_keys:
         f = arrow_schema.field(name)
         key_id = KEY_FIELD_ID_START + schema.field(name).id
         system.append(
@@ -151,18 +168,22 @@ def _file_schema(schema: TableSchema, arrow_schema: pa.Schema) -> pa.Schema:
     return pa.schema([*system, *arrow_schema])
 
 
-def _file_fields(schema: TableSchema) -> list[DataField]:
+def _file_fields(schema: TableSchema, thin: bool = False) -> list[DataField]:
     """The Paimon fields of a data file, in ``_file_schema``'s order (ORC/Avro types)."""
     if not schema.primary_keys:
         return list(schema.fields)
-    keys = [
-        DataField(
-            KEY_FIELD_ID_START + f.id,
-            f"{KEY_PREFIX}{f.name}",
-            dataclasses.replace(f.type, nullable=False),
-        )
-        for f in (schema.field(k) for k in schema.trimmed_primary_keys)
-    ]
+    keys = (
+        []
+        if thin
+        else [
+            DataField(
+                KEY_FIELD_ID_START + f.id,
+                f"{KEY_PREFIX}{f.name}",
+                dataclasses.replace(f.type, nullable=False),
+            )
+            for f in (schema.field(k) for k in schema.trimmed_primary_keys)
+        ]
+    )
     system = [
         DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BIGINT(False)),
         DataField(VALUE_KIND_ID, VALUE_KIND, TINYINT(False)),
@@ -200,6 +221,13 @@ _LAYOUTS: dict[tuple[int, int], tuple[TableSchema, CoreOptions, _Layout]] = {}
 _LAYOUTS_MAX = 64
 
 
+def _thin_key_modes(
+    value_modes: list[StatsMode], names: list[str], keys: list[str]
+) -> list[StatsMode]:
+    """Key stats of a thin file: its key columns' value stats (Java's ``keyStatMapping``)."""
+    return [value_modes[names.index(k)] for k in keys]
+
+
 def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
     """The ``_Layout`` of ``schema`` under ``options``, made once per pair of objects: the
     handles of one table share both (``FileStoreTable.options``), and a user's script opens
@@ -218,17 +246,20 @@ def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
     primary_key = bool(schema.primary_keys)
     file_format = write_format(options, primary_key, level=0)
     check_fields(file_format, fields)
+    thin = primary_key and thin_mode(options)
+    keys = list(schema.trimmed_primary_keys) if primary_key else []
+    value_modes = value_stats_modes(options, names)
     layout = _Layout(
         arrow_schema=arrow_schema,
-        file_schema=_file_schema(schema, arrow_schema),
-        file_fields=_file_fields(schema),
+        file_schema=_file_schema(schema, arrow_schema, thin),
+        file_fields=_file_fields(schema, thin),
         format=file_format,
         defaults=field_defaults(fields),
-        value_modes=value_stats_modes(options, names),
-        key_modes=key_stats_modes(
-            options,
-            list(schema.trimmed_primary_keys) if primary_key else [],
-            file_format.name,
+        value_modes=value_modes,
+        key_modes=(
+            _thin_key_modes(value_modes, names, keys)
+            if thin
+            else key_stats_modes(options, keys, file_format.name)
         ),
         file_index=file_index_options(options),
     )
@@ -236,6 +267,60 @@ def _layout(schema: TableSchema, options: CoreOptions) -> _Layout:
         _LAYOUTS.clear()
     _LAYOUTS[key] = (schema, options, layout)  # both held: their ids stay unique
     return layout
+
+
+_ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
+"""RowKind short strings by their byte value."""
+
+
+def _row_kind_field(schema: TableSchema, options: CoreOptions) -> str | None:
+    """The column ``rowkind.field`` names (Java's ``RowKindGenerator``), or None.
+
+    Raises:
+        InvalidArgument: the column does not exist or is not a string.
+    """
+    name = options.get_str("rowkind.field")
+    if name is None:
+        return None
+    field = next((f for f in schema.fields if f.name == name), None)
+    if field is None:
+        raise InvalidArgument(f"Can not find rowkind field '{name}' ('rowkind.field') in the table")
+    if field.type.root not in ("CHAR", "VARCHAR"):
+        raise InvalidArgument(
+            f"'rowkind.field' = '{name}' must be a string column, but it is {field.type.root}"
+        )
+    return name
+
+
+def _kinds_of(column: pa.ChunkedArray, name: str) -> pa.Array:
+    """Row kinds (int8) of the ``+I``/``-U``/``+U``/``-D`` strings of ``column``.
+
+    Raises:
+        InvalidArgument: a null or another string.
+    """
+    values = column.combine_chunks()
+    if values.null_count:
+        raise InvalidArgument(f"Row kind cannot be null (column '{name}', 'rowkind.field')")
+    kinds = pc.index_in(values, value_set=_ROW_KINDS)
+    if kinds.null_count:
+        bad = values.filter(pc.is_null(kinds))[0].as_py()
+        raise InvalidArgument(
+            f"Unsupported row kind '{bad}' in column '{name}' ('rowkind.field'): "
+            "expected +I, -U, +U or -D"
+        )
+    return kinds.cast(pa.int8())
+
+
+def _retract_filter(schema: TableSchema, options: CoreOptions) -> pa.Array | None:
+    """The row kinds a write drops unwritten (Java's ``RowKindFilter``): -U and -D with
+    ``ignore-delete`` (or its merge-engine fallback keys), -U with ``ignore-update-before``;
+    None when nothing is dropped."""
+    merge = MergeOptions.of(options, [f.name for f in schema.fields], schema.primary_keys)
+    if merge.ignore_delete:
+        return _RETRACT
+    if options.get_bool("ignore-update-before", False):
+        return pa.array([1], pa.int8())
+    return None
 
 
 class TableWrite:
@@ -250,6 +335,7 @@ class TableWrite:
         on_new_file: Callable[[str], None] | None = None,
         compaction: WriteCompactionHook | None = None,
         ignore_previous_files: bool = False,
+        row_tracking: bool = False,
     ) -> None:
         """``base_snapshot``: the snapshot sequences and HASH indexes continue from (None: an
         empty table; by default the latest when first needed), so that the writers of one
@@ -261,13 +347,26 @@ class TableWrite:
         the new files; the HASH index of a dynamic-bucket table still continues (Java would
         restore none and write a bucket index of the new keys alone, losing the others).
 
+        ``row_tracking`` (a row-tracking table's rows that keep their ids: Java's
+        ``withWriteType(rowTypeWithRowTracking)``): the data also has ``_ROW_ID`` (not null)
+        and ``_SEQUENCE_NUMBER`` (null: the committing snapshot's), written into the files
+        after the columns (``_WRITE_COLS`` names them all); a file's sequence bounds are
+        its values' (min 0 when all are null, max 0 when any is: the commit assigns them).
+
         Raises:
-            UnsupportedFeature: a table feature this writer lacks (``features``)."""
+            UnsupportedFeature: a table feature this writer lacks (``features``).
+            InvalidArgument: ``row_tracking`` on a table without row tracking."""
         table.check_supported(Access.WRITE)  # row tracking, BLOB columns, ...: before any file
         self.table = table
         self.overwrite = overwrite
         self.ignore_previous_files = ignore_previous_files
         self._on_new_file = on_new_file
+        if row_tracking and (table.is_primary_key_table or not row_tracking_enabled(table.options)):
+            raise InvalidArgument(
+                f"Table {table.identifier or table.path} has no row tracking "
+                "('row-tracking.enabled'): its rows have no _ROW_ID to keep"
+            )
+        self.row_tracking = row_tracking
         schema = table.schema
         options = table.options
         self.fields: list[DataField] = list(schema.fields)
@@ -285,6 +384,8 @@ class TableWrite:
         # file (Java's write buffer), so files keep one row per key as Paimon's do.
         self.merge = key_value_merge(schema) if self.is_pk else None
         self.merge_engine = options.merge_engine if self.is_pk else "deduplicate"
+        self.row_kind_field = _row_kind_field(schema, options)
+        self._retract_filter = _retract_filter(schema, options)
         # This writer creates level-0 files; ``compaction`` (given by ``FileStoreTable.
         # new_write``) compacts the buckets written before the messages are handed out.
         self._compaction = compaction
@@ -296,7 +397,17 @@ class TableWrite:
         self.format = layout.format
         self._init_buckets()
         self.file_schema = layout.file_schema
+        self.thin = self.is_pk and thin_mode(options)
         self.file_fields = layout.file_fields
+        self.write_cols: tuple[str, ...] | None = None
+        if row_tracking:
+            tracking = [
+                DataField(ROW_ID_FIELD_ID, ROW_ID, BIGINT(False)),
+                DataField(SEQUENCE_NUMBER_FIELD_ID, SEQUENCE_NUMBER, BIGINT(True)),
+            ]
+            self.file_fields = [*self.file_fields, *tracking]
+            self.file_schema = to_arrow_schema(self.file_fields)
+            self.write_cols = (*self.names, *ROW_TRACKING_COLUMNS)
         self.value_modes = layout.value_modes
         self.key_modes = layout.key_modes
         self.file_index = layout.file_index
@@ -304,6 +415,9 @@ class TableWrite:
         self.target_file_size = options.target_file_size(self.is_pk)
         self.buffer_size = options.get_memory_size("write-buffer-size", WRITE_BUFFER_SIZE)
         self.file_prefix = options.data_file_prefix
+        # 'data-file.external-paths' with a strategy: new files go there (``_EXTERNAL_PATH``).
+        self.external_paths = ExternalPaths.of(options)
+        self._external: dict[tuple[bytes, int], ExternalPathProvider] = {}
         self.file_suffix = self.format.suffix
         self._pending: list[tuple[pa.Table, pa.Array | None]] = []
         self._pending_bytes = 0
@@ -362,7 +476,14 @@ class TableWrite:
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         table = self._conform(data)
+        if self.row_kind_field is not None:
+            row_kinds = _kinds_of(table.column(self.row_kind_field), self.row_kind_field)
         kinds = self._conform_kinds(row_kinds, table.num_rows)
+        if kinds is not None and self._retract_filter is not None:
+            # Java's RowKindFilter ('ignore-delete', 'ignore-update-before'): before anything.
+            keep = pc.invert(pc.is_in(kinds, value_set=self._retract_filter))
+            table, kinds = table.filter(keep), kinds.filter(keep)
+        kinds = self._append_kinds(kinds)
         if table.num_rows == 0:
             return
         self._pending.append((table, kinds))
@@ -371,13 +492,13 @@ class TableWrite:
             self._guarded(self._flush)
 
     def _conform(self, data: pa.Table) -> pa.Table:
+        names = list(self.write_cols or self.names)
         given = set(data.column_names)
-        missing = [n for n in self.names if n not in given]
-        extra = [n for n in data.column_names if n not in set(self.names)]
+        missing = [n for n in names if n not in given]
+        extra = [n for n in data.column_names if n not in set(names)]
         if missing or extra:
             raise InvalidArgument(
-                f"Data does not match the table columns {self.names}: "
-                f"missing {missing}, unknown {extra}"
+                f"Data does not match the table columns {names}: missing {missing}, unknown {extra}"
             )
         columns = []
         for field in self.arrow_schema:
@@ -395,7 +516,25 @@ class TableWrite:
             if not field.nullable and column.null_count:
                 raise InvalidArgument(f"Cannot write null to non-null column '{field.name}'")
             columns.append(column)
+        if self.row_tracking:
+            return pa.Table.from_arrays(
+                [*columns, *self._tracking_columns(data)], schema=self.file_schema
+            )
         return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+
+    def _tracking_columns(self, data: pa.Table) -> list[pa.ChunkedArray]:
+        """``_ROW_ID`` (no nulls) and ``_SEQUENCE_NUMBER`` of ``data`` as BIGINT."""
+        columns = []
+        for name in ROW_TRACKING_COLUMNS:
+            column = data.column(name)
+            try:
+                column = column.cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                raise InvalidArgument(f"Column '{name}' must be BIGINT: {err}") from None
+            if name == ROW_ID and column.null_count:
+                raise InvalidArgument("Cannot write null to non-null column '_ROW_ID'")
+            columns.append(column)
+        return columns
 
     def _conform_kinds(self, row_kinds: pa.Array | None, n: int) -> pa.Array | None:
         if row_kinds is None:
@@ -408,13 +547,22 @@ class TableWrite:
             n and not pc.all(pc.is_in(kinds, pa.array([0, 1, 2, 3], pa.int8()))).as_py()
         ):
             raise InvalidArgument("Row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
-        if not self.is_pk:
-            if n and pc.any(pc.not_equal(kinds, 0)).as_py():
-                raise InvalidArgument(
-                    "Append tables only take inserts (+I): they have no primary key"
-                )
-            return None
         return kinds
+
+    def _append_kinds(self, kinds: pa.Array | None) -> pa.Array | None:
+        """``kinds`` for a primary-key table; None for an append table, whose rows must all
+        be additions (+I, +U), as Java's append writer requires.
+
+        Raises:
+            InvalidArgument: a retraction (-U, -D) for an append table.
+        """
+        if self.is_pk or kinds is None:
+            return kinds
+        if len(kinds) and not pc.all(pc.is_in(kinds, value_set=ADD_KINDS)).as_py():
+            raise InvalidArgument(
+                "Append tables only take inserts (+I, +U): they have no primary key"
+            )
+        return None
 
     # ------------------------------------------------------------------------ output
 
@@ -513,12 +661,6 @@ class TableWrite:
                     for t, k in pending
                 ]
             )
-            if self.merge is not None and self.merge.ignore_delete:
-                # Java's TableWriteImpl drops retractions of 'ignore-delete' tables unwritten.
-                adds = pc.is_in(kinds, value_set=ADD_KINDS)
-                data, kinds = data.filter(adds), kinds.filter(adds)
-                if data.num_rows == 0:
-                    return
         n = data.num_rows
         parts = (
             _factorize([data.column(k) for k in self.partition_keys])
@@ -656,7 +798,7 @@ class TableWrite:
     def _file_rows(self, rows: pa.Table) -> pa.Table:
         """Key-value rows (the table's columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) in the
         file layout: ``_KEY_<k>``, the system columns, the columns."""
-        columns = [rows.column(k) for k in self.key_names]
+        columns = [] if self.thin else [rows.column(k) for k in self.key_names]
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(name) for name in self.names]
         return pa.Table.from_arrays(columns, schema=self.file_schema)
@@ -677,11 +819,14 @@ class TableWrite:
         file_format = write_format(options, self.is_pk, level, changelog=True)
         check_fields(file_format, self.fields)
         mode = options.changelog_file_stats_mode
+        value_modes = value_stats_modes(options, self.names, mode)
         spec = self._specs[key] = _FileSpec(
             options.changelog_file_prefix,
             file_format,
-            value_stats_modes(options, self.names, mode),
-            key_stats_modes(options, self.key_names, file_format.name, mode),
+            value_modes,
+            _thin_key_modes(value_modes, self.names, self.key_names)
+            if self.thin
+            else key_stats_modes(options, self.key_names, file_format.name, mode),
         )
         return spec
 
@@ -746,6 +891,8 @@ class TableWrite:
             self._values.setdefault(partition, tuple(partition_values))
             if self.is_pk:
                 data = self._file_rows(rows)
+            elif self.row_tracking:
+                data = self._conform(rows.select(list(self.write_cols or ())))
             else:
                 data = rows.select(self.names).cast(self.arrow_schema)
             written = len(self._written)
@@ -791,7 +938,8 @@ class TableWrite:
         data_spec = self._specs[(0, False)]
         spec = spec or data_spec
         name = f"{spec.prefix}{uuid.uuid4()}-0{spec.format.suffix}"
-        path = data_file_path(self.table, self._values[partition], bucket, name)
+        external = self._external_path(partition, bucket, name)
+        path = external or data_file_path(self.table, self._values[partition], bucket, name)
         self._track(path)
         # Java indexes data files of every level; changelog files are read sequentially and
         # get none (KeyValueFileWriterFactory).
@@ -825,6 +973,11 @@ class TableWrite:
             deletes = pc.sum(pc.is_in(data.column(VALUE_KIND), value_set=_RETRACT)).as_py() or 0
         else:
             min_seq, max_seq = first_seq, first_seq + n - 1
+            if self.row_tracking:  # Java's RowDataFileSequenceNumberTracker
+                seqs = data.column(SEQUENCE_NUMBER)
+                bounds = pc.min_max(seqs)
+                min_seq = bounds["min"].as_py() if seqs.null_count < n else 0
+                max_seq = 0 if seqs.null_count else bounds["max"].as_py()
             min_key = max_key = EMPTY_ROW
             key_stats = EMPTY_STATS
             deletes = 0
@@ -846,7 +999,22 @@ class TableWrite:
             embedded_index=embedded_index,
             file_source=file_source,
             value_stats_cols=stats_cols,
+            write_cols=self.write_cols if spec is data_spec else None,
+            external_path=external,
         )
+
+    def _external_path(self, partition: bytes, bucket: int, name: str) -> str | None:
+        """Where the new file ``name`` of (``partition``, ``bucket``) goes under
+        ``data-file.external-paths``, or None (in the table); one chooser per bucket, as
+        Java's per-bucket ``DataFilePathFactory``."""
+        if self.external_paths is None:
+            return None
+        provider = self._external.get((partition, bucket))
+        if provider is None:
+            relative = data_file_path(self.table, self._values[partition], bucket, "")
+            relative = relative[len(self.table.path.rstrip("/")) :].strip("/")
+            provider = self._external[(partition, bucket)] = self.external_paths.provider(relative)
+        return provider.next_path(name)
 
     def _write_index(self, data_path: str, data: pa.Table) -> tuple[tuple[str, ...], bytes | None]:
         """The file index of a data file (its value columns: ``data`` holds them by name):

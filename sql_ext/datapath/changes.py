@@ -12,7 +12,8 @@ core's ``SplitRead``, in the schema Paimon-Spark gives it:
   ``_SEQUENCE_NUMBER`` after ``rowkind``;
 * the metadata columns ``__paimon_file_path``, ``__paimon_row_index`` (where files are read
   as they are), ``__paimon_partition`` (a struct of the partition columns) and
-  ``__paimon_bucket`` follow the columns (Paimon-Spark's ``PaimonMetadataColumn``).
+  ``__paimon_bucket`` follow the columns (Paimon-Spark's ``PaimonMetadataColumn``), and on
+  row-tracking tables ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (the core's ``TableRead``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pyspark.sql import types as st
 
 from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.types import to_arrow_type
+from paimon_core.operations.data_evolution import data_evolution_enabled, row_id_groups
 from paimon_core.operations.read import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_core.operations.split_read import (
     FILE_PATH,
@@ -80,6 +82,7 @@ __all__ = [
     "METADATA_COLUMNS",
     "READ_OPTIMIZED",
     "ROW_KIND",
+    "ROW_TRACKING_METADATA",
     "SEQUENCE_NUMBER_OPTION",
     "check_plan",
     "plan_schema",
@@ -94,8 +97,19 @@ FILE_PATH_COLUMN = "__paimon_file_path"
 ROW_INDEX_COLUMN = "__paimon_row_index"
 PARTITION_COLUMN = "__paimon_partition"
 BUCKET_COLUMN = "__paimon_bucket"
-METADATA_COLUMNS = (FILE_PATH_COLUMN, ROW_INDEX_COLUMN, PARTITION_COLUMN, BUCKET_COLUMN)
-"""Paimon-Spark's metadata columns of a Paimon table, in its order."""
+ROW_ID_COLUMN = "_ROW_ID"
+SEQUENCE_NUMBER_COLUMN = "_SEQUENCE_NUMBER"
+ROW_TRACKING_METADATA = (ROW_ID_COLUMN, SEQUENCE_NUMBER_COLUMN)
+"""The metadata columns of a row-tracking table (Paimon-Spark's, before the others)."""
+METADATA_COLUMNS = (
+    *ROW_TRACKING_METADATA,
+    FILE_PATH_COLUMN,
+    ROW_INDEX_COLUMN,
+    PARTITION_COLUMN,
+    BUCKET_COLUMN,
+)
+"""Paimon-Spark's metadata columns of a Paimon table, in its order (the row-tracking ones
+on row-tracking tables only)."""
 _KINDS = pa.array(ROW_KINDS, pa.string())
 
 
@@ -115,15 +129,20 @@ def sequence_number_enabled(table: FileStoreTable) -> bool:
 
 def check_plan(plan: ReadPlan) -> None:
     """Refuse on the driver what an executor would fail on: file metadata columns of
-    primary-key splits that are merged (Paimon-Spark's error, for splits with rows).
+    primary-key splits that are merged, and of row-id ranges of a data-evolution table
+    merged from several files (Paimon-Spark's error, for splits with rows).
 
     Raises:
         UnsupportedFeature: with Paimon-Spark's message.
     """
     table = plan.table
-    if not table.is_primary_key_table or not any(
-        m in (FILE_PATH_COLUMN, ROW_INDEX_COLUMN) for m in plan.meta
-    ):
+    if not any(m in (FILE_PATH_COLUMN, ROW_INDEX_COLUMN) for m in plan.meta):
+        return
+    if not table.is_primary_key_table:
+        if data_evolution_enabled(table.options) and any(
+            len(group) > 1 for s in plan.splits for group in row_id_groups(s.files)
+        ):
+            raise UnsupportedFeature(NO_FILE_ITERATOR)
         return
     for split in plan.splits:
         if not split.row_count:
@@ -156,7 +175,7 @@ def plan_schema(plan: ReadPlan) -> st.StructType:
 def _meta_type(table: FileStoreTable, name: str) -> st.DataType:
     if name == FILE_PATH_COLUMN:
         return st.StringType()
-    if name == ROW_INDEX_COLUMN:
+    if name in (ROW_INDEX_COLUMN, *ROW_TRACKING_METADATA):
         return st.LongType()
     if name == BUCKET_COLUMN:
         return st.IntegerType()
@@ -175,6 +194,7 @@ def read_split(plan: ReadPlan, split: Split | IncrementalSplit) -> Iterator[pa.R
         table, keep_delete=plan.view in (AUDIT_LOG, BINLOG), sequence_number=plan.sequence_number
     )
     columns = list(plan.columns) or [narrowest_column(table)]
+    columns += [m for m in plan.meta if m in ROW_TRACKING_METADATA]
     try:
         data = reader.read(split, columns, file_meta=file_meta)
     except UnsupportedFeature:
@@ -202,6 +222,8 @@ def read_split(plan: ReadPlan, split: Split | IncrementalSplit) -> Iterator[pa.R
             arrays.append(_KINDS.take(data.column(VALUE_KIND).combine_chunks()))
         elif name == SEQUENCE_NUMBER and plan.sequence_number:
             arrays.append(data.column(SEQUENCE_NUMBER).combine_chunks())
+        elif name in ROW_TRACKING_METADATA:
+            arrays.append(data.column(name).combine_chunks())
         elif name == FILE_PATH_COLUMN:
             arrays.append(data.column(FILE_PATH).combine_chunks())
         elif name == ROW_INDEX_COLUMN:

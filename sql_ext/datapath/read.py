@@ -30,6 +30,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from paimon_core.exceptions import InvalidArgument
+from paimon_core.operations.data_evolution import data_evolution_enabled, row_id_groups
 from paimon_core.operations.incremental import (
     INCREMENTAL_BETWEEN_SCAN_MODE,
     INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
@@ -156,7 +157,10 @@ def plan_read(
     if splits is None and snapshot is not None:
         with phase(f"Planning the scan of {table.identifier or table.path} ..."):
             planned = list(table.new_scan().plan(snapshot=snapshot, predicate=list(predicate)))
-    if not table.is_primary_key_table:
+    if data_evolution_enabled(table.options) and not table.is_primary_key_table:
+        # The files of a row-id range merge column by column: one task each range.
+        planned = [_files(s, g) for s in planned for g in row_id_groups(s.files)]
+    elif not table.is_primary_key_table:
         # Files of an append table are independent: one task each spreads the work. Changes
         # of an append table are the rows of the files added: plain splits.
         planned = [_one_file(s, f) for s in planned for f in s.files]
@@ -183,17 +187,23 @@ def plan_read(
 
 
 def _one_file(split: Split | IncrementalSplit, meta: DataFileMeta) -> Split:
+    return _files(split, (meta,))
+
+
+def _files(split: Split | IncrementalSplit, files: Sequence[DataFileMeta]) -> Split:
+    """``split`` narrowed to ``files``, with their deletion vectors only."""
     if isinstance(split, IncrementalSplit):
-        vector = split.deletion_file(meta.file_name)  # a diff's end state; None in a delta
+        # A diff's end state; None in a delta.
+        vectors = (split.deletion_file(f.file_name) for f in files)
         return Split(
             split.partition,
             split.partition_values,
             split.bucket,
-            (meta,),
+            tuple(files),
             split.snapshot_id,
-            deletion_files=() if vector is None else (vector,),
+            deletion_files=tuple(v for v in vectors if v is not None),
         )
-    return split.with_files((meta,))  # with that file's deletion vector only
+    return split.with_files(files)
 
 
 def encode_plan(plan: ReadPlan) -> str:
@@ -355,6 +365,9 @@ def _direct_files(plan: ReadPlan) -> tuple[list[str], list[Split]]:
     direct: list[str] = []
     rest: list[Split] = []
     for split in plan.splits:
+        if len(split.files) > 1 or any(f.write_cols is not None for f in split.files):
+            rest.append(split)  # a row-id range of a data-evolution table, merged by the core
+            continue
         for meta in split.files:
             schema = schemas.get(meta.schema_id)
             if schema is None:

@@ -45,6 +45,7 @@ from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
 from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, published_before
+from paimon_core.operations.row_tracking import ROW_ID, ROW_TRACKING_COLUMNS
 from sql_ext.errors import SqlError, first_line
 from sql_ext.progress import phase
 from sql_ext.spark_types import to_spark_type
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from paimon_core.format.commit_message import CommitMessage
     from paimon_core.format.snapshot import Snapshot
     from paimon_core.io.fileio import FileIO
+    from paimon_core.operations.write import TableWrite
     from paimon_core.table import FileStoreTable
 
 Overwrite = bool | Mapping[str, Any]
@@ -77,22 +79,30 @@ _WORKER_ERROR = re.compile(r"^(\w[\w.]*(?:Error|Exception)): (.+)$", re.MULTILIN
 # ---------------------------------------------------------------------------- types
 
 
-def conform(table: FileStoreTable, df: DataFrame) -> DataFrame:
+def conform(table: FileStoreTable, df: DataFrame, row_tracking: bool = False) -> DataFrame:
     """``df`` (one column per table column, by name) cast in Spark to the table's types; a
-    ``ROW_KIND_COLUMN`` of ``df`` (MERGE's changes) is kept.
+    ``ROW_KIND_COLUMN`` of ``df`` (MERGE's changes) is kept, and with ``row_tracking`` its
+    ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (as BIGINT).
 
     Spark's casts apply (with ANSI mode, a value that does not fit is an error).
     """
     names = df.columns
-    missing = [f.name for f in table.schema.fields if f.name not in names]
+    wanted = [f.name for f in table.schema.fields]
+    if row_tracking:
+        wanted += ROW_TRACKING_COLUMNS
+    missing = [n for n in wanted if n not in names]
     if missing:
         raise SqlError(f"Data for {table.identifier} lacks columns {missing}")
     kinds = [F.col(ROW_KIND_COLUMN).cast("tinyint")] if ROW_KIND_COLUMN in names else []
+    tracking = (
+        [F.col(n).cast("bigint").alias(n) for n in ROW_TRACKING_COLUMNS] if row_tracking else []
+    )
     return df.select(
         *[
             F.col(quote_identifier(f.name)).cast(to_spark_type(f.type)).alias(f.name)
             for f in table.schema.fields
         ],
+        *tracking,
         *kinds,
     )
 
@@ -165,6 +175,11 @@ class WriteJob:
     """No compaction by the writers (Paimon's ``write-only`` writer, ``writeOnly()``)."""
     ignore_previous_files: bool = False
     """Writers that restore no live file of their buckets (``TableWrite``'s)."""
+    row_tracking: bool = False
+    """The rows carry ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (a row-level statement's rows of
+    a row-tracking table): those with a row id keep it (``TableWrite(row_tracking=True)``,
+    Paimon-Spark's ``withRowTracking`` writer), those without (MERGE's inserts) are new
+    rows, given ids by the commit."""
 
     @classmethod
     def start(cls, table: FileStoreTable, overwrite: bool, fresh: bool = False) -> WriteJob:
@@ -183,6 +198,7 @@ class WriteJob:
         write = self.table.new_write(
             self.overwrite, base_snapshot=self.base, on_new_file=log, **modes
         )
+        keeping: TableWrite | None = None
         try:
             for batch in batches:
                 if batch.num_rows:
@@ -192,10 +208,33 @@ class WriteJob:
                     if ROW_KIND_COLUMN in batch.schema.names:
                         kinds = batch.column(ROW_KIND_COLUMN)
                         batch = batch.drop_columns([ROW_KIND_COLUMN])
+                    if self.row_tracking:
+                        has_id = pc.is_valid(batch.column(ROW_ID))
+                        kept = batch.filter(has_id)
+                        if kept.num_rows:
+                            if keeping is None:
+                                keeping = self.table.new_write(
+                                    self.overwrite,
+                                    base_snapshot=self.base,
+                                    on_new_file=log,
+                                    row_tracking=True,
+                                    **modes,
+                                )
+                            data = fit(self.table, kept)
+                            for name in ROW_TRACKING_COLUMNS:
+                                data = data.append_column(name, kept.column(name))
+                            keeping.write_arrow(data)
+                        batch = batch.filter(pc.invert(has_id))
+                        if not batch.num_rows:
+                            continue
                     write.write_arrow(fit(self.table, batch), kinds)
             messages = write.prepare_commit()
+            if keeping is not None:
+                messages += keeping.prepare_commit()
         finally:
             write.close()
+            if keeping is not None:
+                keeping.close()
         if not messages:
             return None
         return pickle.dumps((messages, list(log.paths)))
@@ -289,6 +328,7 @@ def write_dataframe(
     write_only: bool = False,
     ignore_previous_files: bool = False,
     identity: CommitIdentity | None = None,
+    row_tracking: bool = False,
 ) -> int | None:
     """Write ``df`` (the table's columns, by name) on the executors, in one commit; returns
     the snapshot id (None when nothing changed). ``row_kind`` is the RowKind of every row
@@ -303,6 +343,9 @@ def write_dataframe(
     written, just before the commit: a replaced table (``sql_ext.replace``) writes its new
     rows first, then is truncated and given its new schema, then gets them.
 
+    ``row_tracking``: ``df`` also has ``_ROW_ID`` and ``_SEQUENCE_NUMBER``; rows with a row
+    id keep it (``WriteJob.row_tracking``).
+
     ``identity``: a streaming micro-batch's commit user and identifier (``WriteJob.commit``);
     its Spark jobs run in the job group of the calling thread (a streaming query's, which
     ``StreamingQuery.stop`` cancels) instead of one of their own.
@@ -315,9 +358,14 @@ def write_dataframe(
         PaimonError: what the core rejects (NULL in a NOT NULL column, ...).
     """
     job = WriteJob.start(table, overwrite is not False, fresh)
-    if write_only or ignore_previous_files:
-        job = replace(job, write_only=write_only, ignore_previous_files=ignore_previous_files)
-    conformed = conform(table, df)
+    if write_only or ignore_previous_files or row_tracking:
+        job = replace(
+            job,
+            write_only=write_only,
+            ignore_previous_files=ignore_previous_files,
+            row_tracking=row_tracking,
+        )
+    conformed = conform(table, df, row_tracking)
     if row_kind:
         conformed = conformed.withColumn(ROW_KIND_COLUMN, F.lit(row_kind).cast("tinyint"))
     routed = _route(job, conformed)

@@ -39,7 +39,8 @@ __all__ = ["TableShow", "parse_table_show", "run_table_show"]
 
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 CREATE_COLUMNS = (Column("createtab_stmt", "STRING", False),)
-COLUMNS = (Column("col_name", "STRING", False),)
+# Paimon-Spark answers SHOW COLUMNS itself (`PaimonShowColumnsCommand`): one nullable `column`.
+COLUMNS = (Column("column", "STRING"),)
 PARTITIONS = (Column("partition", "STRING", False),)
 PROPERTIES = (Column("key", "STRING", False), Column("value", "STRING", False))
 EXTENDED = (

@@ -37,6 +37,7 @@ _PRIMITIVES = {
     "TIME": ("int", "INT", "integer"),
     "TIMESTAMP": ("timestamp_ntz", "TIMESTAMP_NTZ", "timestamp_ntz"),
     "TIMESTAMP_LTZ": ("timestamp", "TIMESTAMP", "timestamp"),
+    "VARIANT": ("variant", "VARIANT", "variant"),
 }
 _PLAIN_NAME = re.compile(r"[a-zA-Z0-9_]+")
 

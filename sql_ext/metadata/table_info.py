@@ -159,8 +159,8 @@ def describe_table(table: FileStoreTable, name: str, extended: bool) -> Procedur
     rows.append(_EMPTY)
     rows.append(("# Metadata Columns", "", ""))
     if str(schema.options.get("row-tracking.enabled", "false")).lower() == "true":
-        rows.append(("__paimon_row_id", "bigint", ""))
-        rows.append(("__paimon_sequence_number", "bigint", ""))
+        rows.append(("_ROW_ID", "bigint", ""))
+        rows.append(("_SEQUENCE_NUMBER", "bigint", ""))
     partition_type = ",".join(f"{f.name}:{simple_string(f.type)}" for f in partition_fields)
     rows.append(("__paimon_file_path", "string", ""))
     rows.append(("__paimon_row_index", "bigint", ""))

@@ -126,6 +126,15 @@ WARMUP_STEPS: list[dict[str, Any]] = [
     {"op": "files", "table": "db.pk"},
     {"op": "compact", "table": "db.pk", "full": True},
     {"op": "read", "table": "db.pk"},
+    {"op": "create-tag", "table": "db.pk", "tag": "t1", "snapshot": 1},
+    {"op": "create-branch", "table": "db.pk", "branch": "b1", "tag": "t1"},
+    {"op": "read", "table": "db.pk$branch_b1"},
+    {"op": "alter", "table": "db.pk", "changes": [{"add": "n", "type": "BIGINT"}]},
+    {"op": "read", "table": "db.pk$audit_log",
+     "options": {"incremental-between": "1,2", "incremental-between-scan-mode": "delta"}},
+    {"op": "rollback", "table": "db.pk", "tag": "t1"},
+    {"op": "expire", "table": "db.pk", "retainMax": 1},
+    {"op": "read", "table": "db.nope", "catch": True},
 ]  # fmt: skip
 
 
@@ -276,20 +285,45 @@ class Java2:
         step = {"op": "write-concurrent", "table": table, "batches": [list(b) for b in batches]}
         return self.run(step)[0]
 
-    def read(self, table: str, options: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    def write_cols(
+        self,
+        table: str,
+        columns: Sequence[str],
+        first_row_id: int,
+        rows: Sequence[Mapping[str, Any]],
+    ) -> dict[str, Any]:
+        """Data evolution: ``columns`` of the rows of the row-id range starting at
+        ``first_row_id`` (all its rows, in order), one file with ``_WRITE_COLS``, committed."""
+        step = {
+            "op": "write-cols", "table": table, "columns": list(columns),
+            "firstRowId": first_row_id, "rows": list(rows),
+        }  # fmt: skip
+        return self.run(step)[0]
+
+    def read(
+        self,
+        table: str,
+        options: Mapping[str, str] | None = None,
+        *,
+        row_tracking: bool = False,
+    ) -> list[dict[str, Any]]:
         """Every row of a batch read of ``table`` (with ``options`` such as
-        ``scan.snapshot-id``), as ``{column: value}`` in Paimon's read order."""
-        step = {"op": "read", "table": table, "options": dict(options or {})}
+        ``scan.snapshot-id``), as ``{column: value}`` in Paimon's read order; with
+        ``row_tracking`` its ``$row_tracking`` table (``_ROW_ID``, ``_SEQUENCE_NUMBER`` too)."""
+        step = {
+            "op": "read", "table": table, "options": dict(options or {}),
+            "rowTracking": row_tracking,
+        }  # fmt: skip
         return list(self.run(step)[0]["rows"])
 
     def snapshots(self, table: str) -> list[dict[str, Any]]:
-        """Each snapshot's ``id``, ``schemaId``, ``commitKind``, ``totalRecordCount`` and
-        ``deltaRecordCount``, by id."""
+        """Each snapshot's ``id``, ``schemaId``, ``commitKind``, ``totalRecordCount``,
+        ``deltaRecordCount`` and ``nextRowId``, by id."""
         return list(self.run({"op": "snapshots", "table": table})[0]["snapshots"])
 
     def files(self, table: str) -> list[dict[str, Any]]:
         """The live data files of the latest snapshot (partition, bucket, file, level,
-        rowCount, min/maxSequenceNumber, schemaId)."""
+        rowCount, min/maxSequenceNumber, schemaId, firstRowId, writeCols, fileSource)."""
         return list(self.run({"op": "files", "table": table})[0]["files"])
 
     def compact(
@@ -300,3 +334,8 @@ class Java2:
         table)."""
         step = {"op": "compact", "table": table, "full": full, "options": dict(options or {})}
         return self.run(step)[0]
+
+    def compact_append(self, table: str) -> dict[str, Any]:
+        """Compact an unaware-bucket append table as Paimon-Spark's ``CompactProcedure``
+        (row ids kept on row-tracking tables); returns ``{"tasks", "latestSnapshot"}``."""
+        return self.run({"op": "compact-append", "table": table})[0]

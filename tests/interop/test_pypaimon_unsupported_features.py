@@ -16,7 +16,6 @@ import pytest
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError, UnsupportedFeature
 from paimon_core.format.schema import SetOption
-from paimon_core.format.snapshot import CommitKind
 from tests.interop.helpers import pypaimon_commit, pypaimon_read, pypaimon_write, rows
 from tests.unit.paimon_core.helpers import file_state
 
@@ -26,12 +25,6 @@ PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("k", pa.
 
 def _append(ids: list[int], values: list[str]) -> pa.Table:
     return pa.table({"id": ids, "v": values}, schema=APPEND)
-
-
-def _row_tracking(warehouse: str, name: str) -> None:
-    create = {"options": {"row-tracking.enabled": "true"}}
-    pypaimon_write(warehouse, name, _append([1, 2], ["a", "b"]), create=create)
-    pypaimon_write(warehouse, name, _append([3], ["c"]))
 
 
 def _data_evolution(warehouse: str, name: str) -> None:
@@ -82,25 +75,6 @@ def _postpone(warehouse: str, name: str) -> None:
     pypaimon_commit(table, pa.table({"id": [2, 4], "v": ["B", "d"], "k": ["y"] * 2}, schema=PK))
 
 
-def _rowkind(warehouse: str, name: str) -> None:
-    create = {"primary_keys": ["id"], "options": {"bucket": "1", "rowkind.field": "k"}}
-    data = pa.table({"id": [1, 2], "v": ["a", "b"], "k": ["+I", "+I"]}, schema=PK)
-    pypaimon_write(warehouse, name, data, create=create)
-    delete = pa.table({"id": [1], "v": ["a"], "k": ["-D"]}, schema=PK)
-    pypaimon_write(warehouse, name, delete)
-
-
-def _external(warehouse: str, name: str) -> None:
-    external = os.path.join(warehouse, "external")
-    os.makedirs(external, exist_ok=True)
-    options = {
-        "data-file.external-paths": f"file://{external}",
-        "data-file.external-paths.strategy": "round-robin",
-    }
-    pypaimon_write(warehouse, name, _append([1, 2], ["a", "b"]), create={"options": options})
-    pypaimon_write(warehouse, name, _append([3], ["c"]))
-
-
 @dataclass(frozen=True)
 class Feature:
     """A table pypaimon makes with one feature, and what the refusals name."""
@@ -120,18 +94,10 @@ class Feature:
 
 PK_ROW = pa.table({"id": [9], "v": ["z"], "k": ["+I"]}, schema=PK)
 FEATURES = {
-    "row_tracking": Feature(
-        _row_tracking,
-        "'row-tracking.enabled' = 'true'",
-        True,
-        _append([9], ["z"]),
-        "(9, 'z')",
-        "(id BIGINT, v STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true')",
-    ),
     "data_evolution": Feature(
         _data_evolution,
         "'data-evolution.enabled' = 'true'",
-        False,
+        True,
         _append([9], ["z"]),
         "(9, 'z')",
         "(id BIGINT, v STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true', "
@@ -153,24 +119,6 @@ FEATURES = {
         PK_ROW,
         "(9, 'z', '+I')",
         "(id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '-2')",
-    ),
-    "rowkind_field": Feature(
-        _rowkind,
-        "'rowkind.field' = 'k'",
-        True,
-        PK_ROW,
-        "(9, 'z', '+I')",
-        "(id BIGINT NOT NULL, v STRING, k STRING) TBLPROPERTIES ('primary-key' = 'id', "
-        "'bucket' = '1', 'rowkind.field' = 'k')",
-    ),
-    "external_paths": Feature(
-        _external,
-        "'data-file.external-paths' = 'file://",
-        True,
-        _append([9], ["z"]),
-        "(9, 'z')",
-        "(id BIGINT, v STRING) TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', "
-        "'data-file.external-paths.strategy' = 'round-robin')",
     ),
 }
 
@@ -228,18 +176,6 @@ def test_core_writes_commits_and_schema_changes_are_refused_and_change_nothing(
     assert rows(pypaimon_read(warehouse, f"db.{name}")) == rows(read_before)
 
 
-def test_pypaimon_goes_on_after_our_refused_write(warehouse: str) -> None:
-    """Row ids continue where pypaimon left them: our refused commit took no snapshot."""
-    _row_tracking(warehouse, "db.rt")
-    table = FileSystemCatalog(warehouse).get_table("db.rt")
-    with pytest.raises(UnsupportedFeature):
-        table.write_arrow(_append([9], ["z"]))
-    pypaimon_write(warehouse, "db.rt", _append([4], ["d"]))
-    latest = FileSystemCatalog(warehouse).get_table("db.rt").latest_snapshot()
-    assert latest is not None
-    assert (latest.snapshot_id, latest.next_row_id, latest.commit_kind) == (3, 4, CommitKind.APPEND)
-
-
 def test_postpone_reads_leave_bucket_postpone_files_as_pypaimon(warehouse: str) -> None:
     """Batch, incremental delta and diff reads see the real buckets only (Java's
     ``onlyReadRealBuckets``): key 2 keeps the value of its real-bucket file."""
@@ -264,8 +200,8 @@ def test_core_create_is_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     for options, named in (
-        ({"row-tracking.enabled": "TRUE"}, "row-tracking.enabled"),
-        ({"data-file.external-paths": "file:///x", "data-file.external-paths.strategy": "round-robin"}, "external-paths"),
+        ({"data-evolution.enabled": "TRUE", "row-tracking.enabled": "true"}, "data-evolution.enabled"),
+        ({"chain-table.enabled": "true"}, "chain-table.enabled"),
         ({"bucket": "-2", "primary-key": "id"}, "'bucket' = '-2'"),
     ):  # fmt: skip
         with pytest.raises(UnsupportedFeature, match=f"Cannot create table db.t: .*{named}"):
@@ -326,16 +262,16 @@ def test_sql_alter_and_dynamic_options_turning_a_feature_on_are_refused(
     session.sql("CREATE TABLE paimon.db.plain (id BIGINT, v STRING)")
     session.sql("INSERT INTO paimon.db.plain VALUES (1, 'a')")
     before = _state(warehouse)
-    external = "TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', 'data-file.external-paths.strategy' = 'round-robin')"
-    with pytest.raises(PaimonError, match=r"Cannot change the schema of table db\.plain: external"):
-        session.sql(f"ALTER TABLE paimon.db.plain SET {external}")
+    chain = "TBLPROPERTIES ('chain-table.enabled' = 'true')"
+    with pytest.raises(PaimonError, match=r"Cannot change the schema of table db\.plain: chain"):
+        session.sql(f"ALTER TABLE paimon.db.plain SET {chain}")
     with pytest.raises(PaimonError, match=r"row-tracking\.enabled"):
         session.sql(
             "ALTER TABLE paimon.db.plain SET TBLPROPERTIES ('row-tracking.enabled' = 'true')"
         )
-    spark.conf.set("spark.paimon.data-file.external-paths", "file:///tmp/x")
-    spark.conf.set("spark.paimon.data-file.external-paths.strategy", "round-robin")
-    with pytest.raises(PaimonError, match=r"Cannot write to table db\.plain: external data paths"):
+    spark.conf.set("spark.paimon.chain-table.enabled", "true")
+    with pytest.raises(PaimonError, match=r"Cannot write to table db\.plain: chain tables"):
         session.sql("INSERT INTO paimon.db.plain VALUES (2, 'b')").collect()
+    spark.conf.unset("spark.paimon.chain-table.enabled")
     assert [tuple(r) for r in session.sql("SELECT * FROM paimon.db.plain").collect()] == [(1, "a")]
     assert _state(warehouse) == before

@@ -60,8 +60,11 @@ DELETE_ERROR = (
     "By default, Partial update can not accept delete records, you can choose one of the "
     "following solutions: 1. Configure 'ignore-delete' to ignore delete records. "
     "2. Configure 'partial-update.remove-record-on-delete' to remove the whole row when "
-    "receiving delete records. 3. Configure 'sequence-group's to retract partial columns."
+    "receiving delete records. 3. Configure 'sequence-group's to retract partial columns. "
+    "Also configure 'partial-update.remove-record-on-sequence-group' to remove the whole row "
+    "when receiving deleted records of `specified sequence group`."
 )
+"""Paimon 2's message (0.9's lacks the last sentence), its lines joined into one."""
 
 
 @dataclass(frozen=True)

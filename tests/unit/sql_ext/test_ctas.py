@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 from paimon_core.catalog import FileSystemCatalog
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from sql_ext.tables import current_user
 
 
 def test_ctas_clauses_land_in_the_schema(
@@ -30,7 +31,7 @@ def test_ctas_clauses_land_in_the_schema(
     schema = FileSystemCatalog(warehouse).get_table("default.all_as").schema
     assert schema.partition_keys == ("dt",) and schema.primary_keys == ("dt", "hh", "user_id")
     assert schema.comment == "copied"
-    assert schema.options == {"file.format": "parquet", "bucket": "2"}
+    assert schema.options == {"file.format": "parquet", "bucket": "2", "owner": current_user()}
     assert [str(f.type) for f in schema.fields] == [
         "BIGINT NOT NULL",
         "BIGINT",

@@ -13,6 +13,7 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError, TableNotExist
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from sql_ext.tables import current_user
 
 
 @pytest.fixture
@@ -46,7 +47,8 @@ def test_replace_table_keeps_history_and_location(session: PaimonSession, wareho
     table = FileSystemCatalog(warehouse).get_table("db.t")
     assert table.path == os.path.join(warehouse, "db.db", "t")
     assert table.schema.field_names == ["user_id", "item_id", "category"]
-    assert table.schema.options == {"bucket": "4"} and table.schema.schema_id == 1
+    owner = {"owner": current_user()}  # Spark adds it to the properties of every new table
+    assert table.schema.options == {"bucket": "4", **owner} and table.schema.schema_id == 1
     assert _rows(session, "SELECT * FROM db.t") == []
     assert _rows(session, "SELECT * FROM db.t VERSION AS OF 1") == [(1, 10, "pv")]
     assert _history(session, "db.t") == (["APPEND", "OVERWRITE"], [0, 1])
@@ -64,7 +66,8 @@ def test_create_or_replace_as_select_then_reads_like_paimon(
     assert sorted(_rows(session, "SELECT * FROM db.t")) == [(2, 20, "buy"), (3, 30, "cart")]
     assert _history(session, "db.t") == (["APPEND", "OVERWRITE", "APPEND"], [0, 1])
     schema = FileSystemCatalog(warehouse).get_table("db.t").schema
-    assert schema.primary_keys == ("user_id",) and schema.options == {"bucket": "4"}
+    assert schema.primary_keys == ("user_id",)
+    assert schema.options == {"bucket": "4", "owner": current_user()}
     read = oracle("read", warehouse, "db.t")
     assert sorted(r["user_id"] for r in read) == [2, 3]
 
@@ -113,12 +116,11 @@ def test_failing_query_changes_nothing(session: PaimonSession, warehouse: str) -
     "statement",
     [
         "CREATE OR REPLACE TABLE db.t (user_id BIGINT, item_id BIGINT, behavior STRING) "
-        "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2', 'rowkind.field' = 'behavior')",
-        "REPLACE TABLE db.t TBLPROPERTIES ('row-tracking.enabled' = 'true') AS SELECT 2 AS a",
+        "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2', 'chain-table.enabled' = 'true')",
+        "REPLACE TABLE db.t TBLPROPERTIES ('chain-table.enabled' = 'true') AS SELECT 2 AS a",
         # New partition keys: a drop and create, refused before the drop.
         "CREATE OR REPLACE TABLE db.t (a BIGINT, dt STRING) PARTITIONED BY (dt) "
-        "TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', "
-        "'data-file.external-paths.strategy' = 'round-robin')",
+        "TBLPROPERTIES ('chain-table.enabled' = 'true')",
     ],
     ids=["in-place", "as-select", "drop-and-create"],
 )

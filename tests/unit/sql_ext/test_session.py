@@ -28,6 +28,7 @@ from sql_ext import views
 from sql_ext.errors import QUERY_CONTEXT_LOGGERS, SqlError, SqlParseError, first_line
 from sql_ext.session import PaimonSession, resolve_catalog_options, resolve_warehouse
 from sql_ext.system_tables import SYSTEM_TABLES, spark_schema
+from sql_ext.tables import current_user
 from tests.conftest import S3Warehouse
 from tests.unit.procedures.helpers import T0, fingerprint, new_catalog, new_table
 
@@ -151,7 +152,7 @@ def test_create_table_maps_spark_types_and_keys(session: PaimonSession) -> None:
     ]
     assert schema.fields[0].description == "key"
     assert schema.primary_keys == ("k", "dt") and schema.partition_keys == ("dt",)
-    assert schema.options == {"bucket": "2", "file.format": "parquet"}
+    assert schema.options == {"bucket": "2", "file.format": "parquet", "owner": current_user()}
     assert schema.comment == "a table"
 
     session.sql("USE db")

@@ -139,5 +139,5 @@ def test_paimon_to_spark_types() -> None:
     )
     assert not schema["a"].nullable and schema["a"].metadata == {"comment": "key"}
     assert to_spark_type(pt.DECIMAL(38, 10)) == st.DecimalType(38, 10)
-    with pytest.raises(SqlError, match="VARIANT"):
-        to_spark_type(pt.VARIANT())
+    assert to_spark_type(pt.VARIANT()) == st.VariantType()
+    assert from_spark_type(st.VariantType(), False) == pt.VARIANT(False)

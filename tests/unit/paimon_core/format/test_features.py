@@ -33,17 +33,12 @@ ON: dict[str, dict[str, str]] = {
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
     "data evolution": {"data-evolution.enabled": "true"},
-    "row tracking": {"row-tracking.enabled": " True "},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
-    "row kind field": {"rowkind.field": "k"},
-    "external data paths": {
-        "data-file.external-paths": "s3://b/x",
-        "data-file.external-paths.strategy": "round-robin",
-    },
     "chain tables": {"chain-table.enabled": "true"},
+    "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"row tracking", "postpone bucket", "row kind field", "external data paths"}
+READABLE = {"data evolution", "postpone bucket", "VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -102,12 +97,31 @@ def _file(**fields: object) -> DataFileMeta:
     return DataFileMeta("data-1.parquet", 10, 3, EMPTY_ROW, EMPTY_ROW, EMPTY_STATS, EMPTY_STATS, 0, 0, 0, 0, **fields)  # type: ignore[arg-type]  # fmt: skip
 
 
-def test_check_files_refuses_write_cols_always_and_row_ids_without_row_tracking() -> None:
+def test_row_tracking_is_implemented_so_never_refused() -> None:
+    for access in Access:
+        assert unsupported(PLAIN, {"row-tracking.enabled": " True "}, access) is None
+
+
+def test_check_files_refuses_write_cols_without_data_evolution_and_row_ids_without_row_tracking() -> (
+    None
+):
     tracking = {"row-tracking.enabled": "true"}
     check_files([_file(), _file(first_row_id=5)], tracking, "db.t")
     check_files([_file()], {}, "db.t")
-    with pytest.raises(UnsupportedFeature, match=r"data-1.parquet holds only columns \['v'\]"):
+    evolution = {**tracking, "data-evolution.enabled": "true"}
+    check_files([_file(first_row_id=0, write_cols=("v",))], evolution, "db.t")
+    with pytest.raises(
+        UnsupportedFeature,
+        match=r"data-1.parquet holds only columns \['v'\] .* no 'data-evolution.enabled'",
+    ):
         check_files([_file(first_row_id=0, write_cols=("v",))], tracking, "db.t")
+    # Whole rows that keep their ids (a compaction's, an UPDATE's): their columns plus
+    # _ROW_ID and _SEQUENCE_NUMBER; not in a plain table (data evolution reads any).
+    kept = _file(write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
+    check_files([kept], tracking, "db.t")
+    with pytest.raises(UnsupportedFeature, match="_WRITE_COLS"):
+        check_files([kept], {}, "db.t")
+    check_files([kept], {**tracking, "data-evolution.enabled": "true"}, "db.t")
     with pytest.raises(UnsupportedFeature, match=r"_FIRST_ROW_ID = 5\) but the table has no"):
         check_files([_file(first_row_id=5)], {"row-tracking.enabled": "false"}, "db.t")
 
@@ -140,8 +154,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: row kind field"):
-        catalog.create_table("db.t", schema, options={"rowkind.field": "v"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: data evolution"):
+        catalog.create_table("db.t", schema, options={"data-evolution.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
@@ -155,18 +169,14 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
     table = kvd_table(warehouse)
     table.write_arrow(kvd_batch([1, 2]))
     before = file_state(warehouse)
-    external = {
-        "data-file.external-paths": f"file://{warehouse}/ext",
-        "data-file.external-paths.strategy": "round-robin",
-    }
-    copied = table.copy(external)
-    assert copied.to_arrow().num_rows == 2  # reads follow each file's own path
+    copied = table.copy({"variant.inferShreddingSchema": "true"})
+    assert copied.to_arrow().num_rows == 2  # a readable feature
     for attempt in (
         copied.new_write,
         copied.new_commit,
         lambda: copied.write_arrow(kvd_batch([3])),
     ):
-        with pytest.raises(UnsupportedFeature, match="external data paths"):
+        with pytest.raises(UnsupportedFeature, match="VARIANT shredding inference"):
             attempt()
     with pytest.raises(UnsupportedFeature, match=r"Cannot read table db\.t: chain tables"):
         table.copy({"chain-table.enabled": "true"}).to_arrow()

@@ -123,7 +123,8 @@ def test_written_schemas_are_javas_with_null_first_unions() -> None:
     ]  # fmt: skip
     nullable = _schema_facts(entry)
     assert "_FILE._WRITE_COLS" in nullable and "_FILE._KEY_STATS._NULL_COUNTS" in nullable
-    assert len(entry["fields"][5]["type"]["fields"]) == 20  # DataFileMeta of 1.4.2
+    file_fields = [f["name"] for f in entry["fields"][5]["type"]["fields"]]
+    assert len(file_fields) == 21 and file_fields[-1] == "_WRITE_COLS_SEQUENCES"  # Paimon 2.1
     lst = json.loads(MANIFEST_LIST_SCHEMA)
     assert _schema_facts(lst) == [
         "_PARTITION_STATS._NULL_COUNTS", "_MIN_BUCKET", "_MAX_BUCKET", "_MIN_LEVEL",
@@ -362,18 +363,25 @@ def test_synthesized_08_shape_with_null_top_records_and_nested_unions() -> None:
 def test_pypaimon_extra_fields_and_record_names_are_skipped() -> None:
     schema = json.loads(MANIFEST_SCHEMA.replace('"record__FILE"', '"DataFileMeta"'))
     schema["name"], schema["namespace"] = "ManifestEntry", ""
-    schema["fields"][5]["type"]["fields"].append(
-        {
-            "name": "_WRITE_COLS_SEQUENCES",
-            "type": ["null", {"type": "array", "items": "long"}],
-            "default": None,
-        }
-    )
     schema["fields"].insert(2, {"name": "_UNKNOWN", "type": {"type": "map", "values": "double"}})
     records = list(fastavro.reader(io.BytesIO(serialize_manifest([FULL]))))
-    records[0]["_FILE"]["_WRITE_COLS_SEQUENCES"] = [1, 2]
     records[0]["_UNKNOWN"] = {"a": 1.5}
     assert deserialize_manifest(_fastavro_file(schema, records)) == [FULL]
+
+
+def test_write_cols_sequences_of_paimon_2_1_are_kept() -> None:
+    """``_WRITE_COLS_SEQUENCES`` (pypaimon and Java 2.1) reads and writes back as it was."""
+    with_sequences = dataclasses.replace(
+        FULL, file=dataclasses.replace(FULL.file, write_cols_sequences=(1, 2**62))
+    )
+    data = serialize_manifest([with_sequences, FULL])
+    records = list(fastavro.reader(io.BytesIO(data)))
+    assert [r["_FILE"]["_WRITE_COLS_SEQUENCES"] for r in records] == [[1, 2**62], None]
+    assert deserialize_manifest(data) == [with_sequences, FULL]
+    assert deserialize_manifest(_fastavro_file(json.loads(MANIFEST_SCHEMA), records)) == [
+        with_sequences,
+        FULL,
+    ]
 
 
 def test_wrong_version_is_a_clear_error() -> None:

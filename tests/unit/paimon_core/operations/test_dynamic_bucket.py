@@ -296,17 +296,33 @@ def test_a_hash_held_twice_by_one_file_stops_the_write(warehouse: str) -> None:
     _refused(table, _batch([1]), f"{entry.file_name} of bucket 2 .*holds 1 hash more than once")
 
 
-def test_a_bucket_with_data_and_no_index_file_is_read_as_empty(warehouse: str) -> None:
-    """As Java's assigner: the write goes on (check_table deep reports the bucket)."""
+def test_a_bucket_with_data_and_no_index_file_is_rebuilt_from_its_data(warehouse: str) -> None:
+    """Keys already in the bucket stay in it (read as empty, Java's assigner would place them
+    anew: a key in two buckets), and the rebuilt index file is committed with the write."""
     from paimon_core.lifecycle.check import check_table
 
     table = _three_buckets(warehouse)
     _edit_index_manifest(table, lambda es: [e for e in es if e.bucket != 1])
-    table.write_arrow(_batch([100000]))
-    assert (100000, "v100000") in _rows(table)
-    assert any(
-        p.kind == "mismatch" and "/bucket-1" in p.path for p in check_table(table, deep=True)
-    )
+    assert any(p.kind == "mismatch" for p in check_table(table, deep=True))
+    table.write_arrow(_batch([45, 100000], tag="w"))
+    rows = dict(_rows(table))
+    assert len(table.to_arrow()) == 101 and rows[45] == "w45" and rows[100000] == "w100000"
+    assert {e.bucket: e.row_count for e in _index(table)} == {0: 40, 1: 40, 2: 21}
+    # Only the snapshot edited above still lacks the file.
+    assert [p.needed_by for p in check_table(table, deep=True)] == ["snapshot 1"]
+
+
+def test_an_overwrite_of_the_whole_table_keeps_the_index_of_what_it_wrote(
+    warehouse: str,
+) -> None:
+    """``write_arrow(overwrite={})`` wrote with a writer that was not overwriting: keys
+    already indexed got no new index file, and the commit dropped the old one."""
+    table = _table(warehouse)
+    table.write_arrow(_batch([1, 2], dt="d2"))
+    table.write_arrow(_batch([2, 3], tag="w", dt="d2"), overwrite={})
+    assert sorted(e.row_count for e in _index(table)) == [2]
+    table.write_arrow(_batch([2], tag="x", dt="d2"))
+    assert sorted(r["k"] for r in table.to_arrow().to_pylist()) == [2, 3]
 
 
 def test_only_the_partitions_written_are_checked(warehouse: str) -> None:

@@ -475,3 +475,140 @@ def test_large_indexes_go_to_index_files_removed_with_a_failed_write(warehouse: 
     assert [n for n in os.listdir(os.path.dirname(index)) if n.endswith(".index")] == [
         os.path.basename(index)
     ]
+
+
+# ----------------------------------------------------------------- rowkind.field (issue 20)
+
+KIND_SCHEMA = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("op", pa.string())])
+
+
+def _kinds(ks: list[int], ops: list[str]) -> pa.Table:
+    return pa.table({"k": ks, "v": [f"v{k}" for k in ks], "op": ops}, schema=KIND_SCHEMA)
+
+
+def _kind_table(warehouse: str, name: str, **options: str) -> FileStoreTable:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    pk = {"primary_keys": ["k"]} if options.pop("pk", "true") == "true" else {}
+    return catalog.create_table(
+        f"db.{name}", KIND_SCHEMA, options={"rowkind.field": "op", **options}, **pk
+    )
+
+
+def test_rowkind_field_gives_each_rows_kind(warehouse: str) -> None:
+    """A ``-D`` row deletes its key, ``-U`` retracts it, ``+U`` upserts; the column is kept
+    as written (Java's ``RowKindGenerator``); given row kinds yield to the column."""
+    table = _kind_table(warehouse, "t", bucket="1")
+    table.write_arrow(_kinds([1, 2, 3, 4], ["+I"] * 4))
+    table.write_arrow(_kinds([1, 2, 3], ["-D", "-U", "+U"]), row_kinds=pa.array([0] * 3, pa.int8()))
+    assert sorted(table.to_arrow().to_pylist(), key=lambda r: r["k"]) == [
+        {"k": 3, "v": "v3", "op": "+U"},
+        {"k": 4, "v": "v4", "op": "+I"},
+    ]
+    files = table.new_scan().plan()[0].files
+    kinds = pa.concat_tables(
+        [_parquet(data_file_path(table, [], 0, f.file_name)) for f in files]
+    ).to_pylist()
+    assert sorted(
+        (r["k"], r["_VALUE_KIND"], r["op"]) for r in kinds if r["_SEQUENCE_NUMBER"] >= 4
+    ) == [
+        (1, 3, "-D"),
+        (2, 1, "-U"),
+        (3, 2, "+U"),
+    ]
+
+
+def test_rowkind_field_bad_values_change_nothing(warehouse: str) -> None:
+    table = _kind_table(warehouse, "t", bucket="1")
+    table.write_arrow(_kinds([1], ["+I"]))
+    for ops, message in ((["+X"], r"Unsupported row kind '\+X' in column 'op'"), ([None], "null")):
+        with pytest.raises(InvalidArgument, match=message):
+            table.write_arrow(_kinds([1], ops))
+    assert table.latest_snapshot().snapshot_id == 1
+    catalog = FileSystemCatalog(warehouse)
+    with pytest.raises(Exception, match="Rowkind field: 'nope' can not be found"):
+        catalog.create_table("db.u", KIND_SCHEMA, options={"rowkind.field": "nope"})
+    assert not catalog.table_exists("db.u")
+    with pytest.raises(InvalidArgument, match="must be a string column"):
+        table.copy({"rowkind.field": "k"}).new_write()
+
+
+def test_rowkind_field_filters_and_append_tables(warehouse: str) -> None:
+    """'ignore-delete' drops -U/-D, 'ignore-update-before' -U (Java's ``RowKindFilter``);
+    append tables take +I and +U, and refuse retractions unless they are dropped."""
+    ignore = _kind_table(warehouse, "ignore", bucket="1", **{"ignore-delete": "true"})
+    ignore.write_arrow(_kinds([1, 2], ["+I", "+I"]))
+    ignore.write_arrow(_kinds([1, 2], ["-D", "-U"]))
+    assert ignore.latest_snapshot().snapshot_id == 1  # nothing left to write
+    assert ignore.to_arrow().column("k").to_pylist() == [1, 2]
+    before = _kind_table(warehouse, "before", bucket="1", **{"ignore-update-before": "true"})
+    before.write_arrow(_kinds([1, 2], ["+I", "+I"]))
+    before.write_arrow(_kinds([1, 2], ["-U", "-D"]))
+    assert before.to_arrow().column("k").to_pylist() == [1]
+    append = _kind_table(warehouse, "append", pk="false")
+    append.write_arrow(_kinds([1, 2], ["+I", "+U"]))
+    with pytest.raises(InvalidArgument, match="Append tables only take inserts"):
+        append.write_arrow(_kinds([3], ["-D"]))
+    dropped = append.copy({"ignore-delete": "true"})
+    dropped.write_arrow(_kinds([3, 4], ["-D", "+I"]))
+    assert sorted(append.to_arrow().column("k").to_pylist()) == [1, 2, 4]
+
+
+# ----------------------------------------------------------- data-file.thin-mode (issue 20)
+
+
+def test_thin_mode_files_have_no_key_columns_and_key_stats_of_the_values(warehouse: str) -> None:
+    """Java's ``KeyValueThinDataFileWriterImpl``: no ``_KEY_<k>``; the key stats are the
+    key columns' value stats (their stats mode); reads, compaction and the deep check go on."""
+    from paimon_core.lifecycle.check import check_table
+
+    long_key = "k" * 40
+    schema = pa.schema([pa.field("s", pa.string(), False), ("v", pa.string())])
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    tables = {
+        thin: catalog.create_table(
+            f"db.{thin}",
+            schema,
+            primary_keys=["s"],
+            options={"bucket": "1", "data-file.thin-mode": thin, "changelog-producer": "input"},
+        )
+        for thin in ("true", "false")
+    }
+    for table in tables.values():
+        table.write_arrow(pa.table({"s": [long_key, "a"], "v": ["x", "y"]}, schema=schema))
+        table.write_arrow(pa.table({"s": ["a"], "v": ["z"]}, schema=schema))
+    thin, plain = tables["true"], tables["false"]
+    for table, has_keys in ((thin, False), (plain, True)):
+        for f in table.new_scan().plan()[0].files:
+            columns = _parquet(data_file_path(table, [], 0, f.file_name)).column_names
+            assert ("_KEY_s" in columns) is has_keys
+            assert columns[-2:] == ["s", "v"]
+        got = sorted((r["s"], r["v"]) for r in table.to_arrow().to_pylist())
+        assert got == [("a", "z"), (long_key, "x")]
+
+    def stats(table: FileStoreTable) -> tuple[Any, Any]:
+        first = next(f for f in table.new_scan().plan()[0].files if f.row_count == 2)
+        key = decode_stats(first.key_stats, [STRING()])[0]
+        value = decode_stats(first.value_stats, [STRING(), STRING()])[0]
+        return (key.min, key.max), (value.min, value.max)
+
+    thin_key, thin_value = stats(thin)
+    plain_key, plain_value = stats(plain)
+    assert thin_key == thin_value == plain_value  # the value column's truncate(16)
+    assert thin_key[1] != long_key and plain_key == ("a", long_key)  # keys: full
+    changelog = [
+        n for n in os.listdir(os.path.join(thin.path, "bucket-0")) if n.startswith("changelog-")
+    ]
+    assert changelog and all(
+        "_KEY_s" not in _parquet(os.path.join(thin.path, "bucket-0", n)).column_names
+        for n in changelog
+    )
+    compact_table(thin)
+    assert [
+        tuple(r.values()) for r in sorted(thin.to_arrow().to_pylist(), key=lambda r: r["s"])
+    ] == [
+        ("a", "z"),
+        (long_key, "x"),
+    ]
+    assert check_table(thin, deep=True) == []

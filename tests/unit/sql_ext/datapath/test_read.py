@@ -591,3 +591,15 @@ def test_deletion_vector_merge_on_read_through_sql(session: PaimonSession) -> No
     assert rows("SELECT * FROM mor") == [(1, "c"), (2, "b")]
     session.sql("ALTER TABLE mor SET TBLPROPERTIES ('deletion-vectors.merge-on-read' = 'true')")
     assert rows("SELECT count(*) FROM mor") == [(3,)]
+
+
+def test_nanosecond_timestamps_reach_spark_as_microseconds_rounded_down() -> None:
+    """Spark's timestamps hold microseconds: TIMESTAMP(9) values lose their last digits
+    (rounded down before 1970 too, as Paimon's ``Timestamp.toMicros``), never an error."""
+    from paimon_core.format.types import TIMESTAMP, DataField
+
+    nanos = pa.array([1704110400123456789, -1, -1000, -1001, None], pa.timestamp("ns"))
+    batch = pa.RecordBatch.from_arrays([nanos], names=["t"])
+    target = pa.schema([("t", pa.timestamp("us"))])
+    got = read.to_spark_arrow(batch, [DataField(0, "t", TIMESTAMP(9))], target)
+    assert got.column(0).cast(pa.int64()).to_pylist() == [1704110400123456, -1, -1, -2, None]

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from sql_ext.tables import current_user
 from tests.unit.sql_ext.test_shell import NO_SPARK, ROOT
 
 
@@ -73,6 +74,11 @@ def test_show_tblproperties(session: PaimonSession, warehouse: str) -> None:
 
 
 def test_show_columns(session: PaimonSession) -> None:
+    shown = session.sql("SHOW COLUMNS IN db.pk")
+    # Paimon-Spark's PaimonShowColumnsCommand: one nullable column named `column`.
+    assert [(f.name, f.dataType.simpleString(), f.nullable) for f in shown.schema.fields] == [
+        ("column", "string", True)
+    ]
     assert rows(session, "SHOW COLUMNS IN db.pk") == [("id",), ("my name",), ("p",), ("q",)]
     session.sql("USE db")
     assert rows(session, "SHOW COLUMNS FROM plain") == [("a",)]
@@ -101,7 +107,8 @@ def test_show_table_extended(session: PaimonSession, warehouse: str) -> None:
     path = os.path.join(warehouse, "db.db", "plain")
     assert found[1][3] == (
         "Catalog: paimon\nNamespace: db\nTable: plain\nType: MANAGED\n"
-        f"Location: {path}\nProvider: paimon\nTable Properties: [path={path}]\n"
+        f"Location: {path}\nProvider: paimon\nOwner: {current_user()}\n"
+        f"Table Properties: [path={path}]\n"
         "Schema: root\n |-- a: long (nullable = true)\n\n"
     )
     assert "Partition Columns: [`p`, `q`]\n" in found[0][3]
@@ -180,7 +187,7 @@ def test_paimon_sql_answers_without_spark(session: PaimonSession, warehouse: str
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
         {"partition": "p=2/q=z"},
-        {"col_name": "a"},
+        {"column": "a"},
         {"col_name": "a", "data_type": "bigint", "comment": None},
     ]
     assert done.stderr == "modules: []\n"

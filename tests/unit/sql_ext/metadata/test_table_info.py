@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from sql_ext.tables import current_user
 
 
 @pytest.fixture
@@ -67,6 +68,7 @@ def test_describe_extended_has_the_table_information(
         ("Comment", "people", ""),
         ("Location", path, ""),
         ("Provider", "paimon", ""),
+        ("Owner", current_user(), ""),  # Spark adds it to every new table, Paimon keeps it
         (
             "Table Properties",
             f"[bucket=1,jdbc.url=*********(redacted),path={path},primary-key=id,dt]",
