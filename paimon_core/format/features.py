@@ -1,7 +1,7 @@
 """Table features this implementation does not fully read or write, refused in one place.
 
 Apache Paimon 1.3-2.1 added features (row tracking, data evolution, BLOB columns, postpone
-buckets, ...) that a reader or writer not implementing them misreads or corrupts: a commit
+merge-on-read, ...) that a reader or writer not implementing them misreads or corrupts: a commit
 that restarts row ids, a read that takes a file of some columns for whole rows. ``FEATURES``
 lists each with what turns it on (an option, or a column type in ``UNSUPPORTED_TYPES``) and
 whether this implementation reads such a table correctly without implementing it.
@@ -110,8 +110,6 @@ FEATURES: tuple[Feature, ...] = (
     Feature("row tracking", "row-tracking.enabled", _true("row-tracking.enabled"), True),
     # Batch reads merging ``bucket-postpone`` files into the real buckets' (Paimon 2.1).
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
-    # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
-    Feature("postpone bucket", "bucket", _is_postpone, True),
     # Partitions missing from the table are read from its snapshot and delta branches.
     Feature("chain tables", "chain-table.enabled", _true("chain-table.enabled"), False),
 )
