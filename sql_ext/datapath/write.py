@@ -477,8 +477,9 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
     if probe.mode == "unaware":
         return df  # every task writes its own files; append files never merge
     tasks = _writer_tasks(df.sparkSession)
-    if probe.mode == "dynamic":
-        # One task per partition owns its HASH index (Paimon's single assigner).
+    if probe.mode in ("dynamic", "postpone"):
+        # One task per partition owns its HASH index (Paimon's single assigner); a
+        # postpone-bucket partition's bucket count is known to the writer alone.
         return df.repartition(tasks, *partitions) if partitions else df.repartition(1)
     by_name = {f.name: f for f in table.schema.fields}
     bucket_of = _BucketOf(tuple(by_name[k] for k in probe.bucket_keys), probe.num_buckets)

@@ -92,7 +92,6 @@ class Feature:
     """A CREATE TABLE body with the feature on, which must be refused."""
 
 
-PK_ROW = pa.table({"id": [9], "v": ["z"], "k": ["+I"]}, schema=PK)
 FEATURES = {
     "data_evolution": Feature(
         _data_evolution,
@@ -111,14 +110,6 @@ FEATURES = {
         "(9, X'7A')",
         "(id BIGINT, b BINARY) TBLPROPERTIES ('row-tracking.enabled' = 'true', "
         "'data-evolution.enabled' = 'true', 'blob-field' = 'b')",
-    ),
-    "postpone": Feature(
-        _postpone,
-        "'bucket' = '-2'",
-        True,
-        PK_ROW,
-        "(9, 'z', '+I')",
-        "(id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '-2')",
     ),
 }
 
@@ -202,7 +193,6 @@ def test_core_create_is_refused_before_any_file(warehouse: str) -> None:
     for options, named in (
         ({"data-evolution.enabled": "TRUE", "row-tracking.enabled": "true"}, "data-evolution.enabled"),
         ({"chain-table.enabled": "true"}, "chain-table.enabled"),
-        ({"bucket": "-2", "primary-key": "id"}, "'bucket' = '-2'"),
     ):  # fmt: skip
         with pytest.raises(UnsupportedFeature, match=f"Cannot create table db.t: .*{named}"):
             catalog.create_table("db.t", APPEND, options=options)

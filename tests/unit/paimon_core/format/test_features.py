@@ -33,12 +33,11 @@ ON: dict[str, dict[str, str]] = {
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
     "data evolution": {"data-evolution.enabled": "true"},
-    "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"data evolution", "postpone bucket", "VARIANT shredding inference"}
+READABLE = {"data evolution", "VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -185,12 +184,15 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
 
 def test_a_foreign_postpone_table_reads_without_its_postpone_files(warehouse: str) -> None:
     """No file in a real bucket yet: nothing to read (the writer's files wait in
-    ``bucket-postpone`` for a compaction), as Java's and pypaimon's batch reads."""
+    ``bucket-postpone`` for a compaction), as Java's and pypaimon's batch reads; writes go to
+    real buckets, as Paimon-Spark's batch writes."""
     schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
     table = foreign_table(warehouse, "db.p", schema, primary_keys=["k"], options={"bucket": "-2"})
     assert table.to_arrow().num_rows == 0
-    with pytest.raises(UnsupportedFeature, match="postpone bucket"):
-        table.write_arrow(pa.table({"k": [1], "v": ["a"]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1], "v": ["a"]}, schema=schema))
+    assert table.to_arrow().to_pylist() == [{"k": 1, "v": "a"}]
+    with pytest.raises(UnsupportedFeature, match="postpone merge-on-read"):
+        table.copy({"postpone.merge-on-read": "true"}).to_arrow()
 
 
 def test_unknown_types_in_a_schema_file_name_the_type_and_the_file(warehouse: str) -> None:
