@@ -114,8 +114,7 @@ def test_failing_query_changes_nothing(session: PaimonSession, warehouse: str) -
     [
         "CREATE OR REPLACE TABLE db.t (user_id BIGINT, item_id BIGINT, behavior STRING) "
         "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2', 'rowkind.field' = 'behavior')",
-        "REPLACE TABLE db.t TBLPROPERTIES ('row-tracking.enabled' = 'true', "
-        "'data-evolution.enabled' = 'true') AS SELECT 2 AS a",
+        "REPLACE TABLE db.t TBLPROPERTIES ('row-tracking.enabled' = 'true') AS SELECT 2 AS a",
         # New partition keys: a drop and create, refused before the drop.
         "CREATE OR REPLACE TABLE db.t (a BIGINT, dt STRING) PARTITIONED BY (dt) "
         "TBLPROPERTIES ('data-file.external-paths' = 'file:///tmp/x', "
