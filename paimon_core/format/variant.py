@@ -56,6 +56,7 @@ _FIXED_SIZES = {
 """Primitive type id -> bytes after the header (BINARY and STRING: a 4-byte length first)."""
 _MAX_SHORT_STRING = 63
 _EPOCH = dt.date(1970, 1, 1)
+_EPOCH_TIME = dt.datetime(1970, 1, 1)
 
 
 class MalformedVariant(InvalidArgument):
@@ -284,7 +285,13 @@ def _encode_typed(shape: DataType, v: Any) -> bytes:
     if root == "DATE":
         days = (v - _EPOCH).days if isinstance(v, dt.date) else int(v)
         return _primitive(_DATE, days.to_bytes(4, "little", signed=True))
-    raise SchemaError(f"Invalid variant shredding schema: {shape}")
+    if shape.is_timestamp and (shape.precision or 0) <= 6:
+        # Java's rebuild: TIMESTAMP_LTZ as a variant TIMESTAMP, TIMESTAMP as TIMESTAMP_NTZ.
+        naive = v.astimezone(dt.UTC).replace(tzinfo=None) if v.tzinfo else v
+        micros = (naive - _EPOCH_TIME) // dt.timedelta(microseconds=1)
+        type_id = _TIMESTAMP if root == "TIMESTAMP_LTZ" else _TIMESTAMP_NTZ
+        return _primitive(type_id, micros.to_bytes(8, "little", signed=True))
+    raise MalformedVariant(f"Invalid variant shredding schema: typed_value of {shape}")
 
 
 class _Keys:
@@ -391,7 +398,8 @@ def _encode_python(obj: Any, keys: _Keys) -> bytes:
 
 
 def to_json(value: bytes, metadata: bytes) -> str:
-    """The variant as JSON text (as Spark's ``to_json``; tests and error messages)."""
+    """The variant as JSON text, as Spark's ``to_json`` for JSON's own types (for tests and
+    messages: dates as ISO text, timestamps as their microseconds, binaries as base64)."""
     return json.dumps(_to_python(value, 0, metadata_keys(metadata)), separators=(",", ":"))
 
 
@@ -433,10 +441,11 @@ class Shape:
 
 
 _SCALAR_ROOTS = frozenset(
-    {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "CHAR",
-     "VARCHAR", "BINARY", "VARBINARY"}
+    {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "VARCHAR"}
 )  # fmt: skip
-"""Types Java's ``variantShreddingSchema`` shreds a value as (DATE is read, never written)."""
+"""Types a value is shredded as: those both Java's ``variantShreddingSchema`` and its
+``buildVariantSchema`` take (CHAR and VARBINARY fail the latter), but BINARY(n), whose fixed
+length no variant binary is bound to (refused here)."""
 
 
 def shape_of(t: DataType) -> Shape:
@@ -458,6 +467,8 @@ def shape_of(t: DataType) -> Shape:
         return Shape(element=shape_of(t.element))
     if t.root in _SCALAR_ROOTS:
         return Shape(scalar=t)
+    if t.root == "BINARY":
+        raise SchemaError(f"Shredding VARIANT values as {t} is not supported (fixed length)")
     raise SchemaError(f"Invalid variant shredding schema: {t}")
 
 

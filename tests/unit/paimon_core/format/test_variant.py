@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 import json
 import re
@@ -159,12 +160,56 @@ def test_rebuild_refuses_malformed_shredding() -> None:
         ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "TIMESTAMP(6)"}]}', "Invalid"),
         ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "MAP<INT, INT>"}]}', "Invalid"),
         ('"INT"', "ROW"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "CHAR(3)"}]}', "Invalid"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "BYTES"}]}', "Invalid"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "BINARY(4)"}]}', "fixed"),
         ("{not json", "not the JSON"),
     ],
 )
 def test_bad_shredding_schema(text: str, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
         pv.shredding_schema({"variant.shreddingSchema": text})
+
+
+def test_rebuild_reads_typed_dates_and_timestamps() -> None:
+    """Typed values Java's reader takes though its writer never shreds to them."""
+    metadata = b"\x01\x00\x00"
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
+    rows = [
+        {
+            "metadata": metadata,
+            "value": None,
+            "typed_value": {"d": {"typed_value": dt.date(2024, 5, 6)}, "t": {"typed_value": when}},
+        },
+    ]
+    group = pa.struct(
+        [
+            pa.field("metadata", pa.binary(), False),
+            pa.field("value", pa.binary()),
+            pa.field(
+                "typed_value",
+                pa.struct(
+                    [
+                        pa.field(
+                            "d",
+                            pa.struct([("value", pa.binary()), ("typed_value", pa.date32())]),
+                            False,
+                        ),
+                        pa.field(
+                            "t",
+                            pa.struct(
+                                [("value", pa.binary()), ("typed_value", pa.timestamp("us"))]
+                            ),
+                            False,
+                        ),
+                    ]
+                ),
+            ),
+        ]
+    )
+    (got,) = as_json(pv.rebuild(pa.array(rows, group)))
+    micros = (when - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    assert json.loads(got or "") == {"d": "2024-05-06", "t": micros}
 
 
 def test_fill_null_children_lets_pyarrow_write_null_rows() -> None:
