@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from paimon_core.format.variant import Shape, fill_null_children, is_shredded, rebuild, shred
+from paimon_core.format.variant import (
+    MalformedVariant,
+    Shape,
+    fill_null_children,
+    is_shredded,
+    rebuild,
+    shred,
+)
 
 if TYPE_CHECKING:
     from paimon_core.format.types import DataField, DataType
@@ -30,8 +37,9 @@ COMPRESSIONS = {
     "uncompressed": "none",
 }
 """``file.compression`` value -> pyarrow's Parquet codec."""
-READ_ERRORS: tuple[type[BaseException], ...] = (pa.ArrowInvalid,)
-"""What pyarrow raises for a file that is not (or no longer) valid Parquet."""
+READ_ERRORS: tuple[type[BaseException], ...] = (pa.ArrowInvalid, MalformedVariant)
+"""What pyarrow raises for a file that is not (or no longer) valid Parquet, and what a
+VARIANT column that breaks the encoding or its shredding raises."""
 
 _OPTIONS = (
     {"store_decimal_as_integer": True}

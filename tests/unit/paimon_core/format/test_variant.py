@@ -8,15 +8,18 @@ import glob
 import json
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import SchemaError, UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, SchemaError, UnsupportedFeature
 from paimon_core.format import variant as pv
+from paimon_core.format.data_files import read_data_file
 from paimon_core.format.types import VARIANT, parse_data_type, to_arrow_type
+from paimon_core.io.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
 
 SHAPE_JSON = json.dumps(
@@ -304,3 +307,17 @@ def test_variant_cannot_be_a_key(warehouse: str, kw: dict[str, object], message:
     with pytest.raises(SchemaError, match=message):
         _table(warehouse, **kw)
     assert FileSystemCatalog(warehouse).list_tables("db") == []
+
+
+def test_malformed_shredding_stops_the_read_naming_the_file(tmp_path: Path) -> None:
+    shape = pv.Shape(scalar=parse_data_type("INT"))
+    broken = pa.array(
+        [{"metadata": b"\x01\x00\x00", "value": None, "typed_value": None}],
+        pv.physical_type(shape),
+    )
+    path = str(tmp_path / "data-broken-0.parquet")
+    pq.write_table(pa.table({"v": broken}), path)
+    with pytest.raises(
+        DataFileUnreadable, match=r"data-broken-0\.parquet of table db\.t as Parquet: MALFORMED"
+    ):
+        read_data_file(LocalFileIO(), path, [("v", VARIANT())], "db.t")
