@@ -18,6 +18,7 @@ rebuilt get a fresh metadata dictionary; values are equal, not byte-identical).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import struct
@@ -72,15 +73,18 @@ def _uint(buf: bytes, pos: int, size: int) -> int:
     return int.from_bytes(buf[pos : pos + size], "little")
 
 
-def metadata_keys(metadata: bytes) -> list[str]:
-    """The key dictionary of a variant's ``metadata``."""
+@functools.lru_cache(maxsize=256)
+def metadata_keys(metadata: bytes) -> tuple[str, ...]:
+    """The key dictionary of a variant's ``metadata`` (cached: rows of one shape share it)."""
     if not metadata or metadata[0] & 0x0F != 1:
         raise MalformedVariant("MALFORMED_VARIANT: unsupported variant metadata version")
     size = ((metadata[0] >> 6) & 0x03) + 1
     count = _uint(metadata, 1, size)
     offsets = [_uint(metadata, 1 + size * (i + 1), size) for i in range(count + 1)]
     start = 1 + size * (count + 2)
-    return [metadata[start + offsets[i] : start + offsets[i + 1]].decode() for i in range(count)]
+    return tuple(
+        metadata[start + offsets[i] : start + offsets[i + 1]].decode() for i in range(count)
+    )
 
 
 def _object_layout(value: bytes, pos: int) -> tuple[int, list[int], list[int], int]:
@@ -535,6 +539,11 @@ def physical_type(
     return pa.struct(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _field_map(shape: Shape) -> dict[str, Shape]:
+    return dict(shape.fields or ())
+
+
 def _shred(value: bytes, pos: int, keys: Sequence[str], shape: Shape) -> dict[str, Any]:
     """Java's ``VariantShreddingWriter.castShredded`` of one value (its keys stay the ids of
     the row's own metadata, which the shredded row keeps)."""
@@ -543,7 +552,7 @@ def _shred(value: bytes, pos: int, keys: Sequence[str], shape: Shape) -> dict[st
         elements = [_shred(value, at, keys, shape.element) for at in _array_elements(value, pos)]
         return {VALUE: None, TYPED_VALUE: elements}
     if shape.fields is not None and basic == _OBJECT:
-        wanted = dict(shape.fields)
+        wanted = _field_map(shape)
         typed: dict[str, Any] = {name: {VALUE: None, TYPED_VALUE: None} for name in wanted}
         rest = []
         for key, key_id, at in _object_fields(value, pos, keys):
@@ -670,7 +679,7 @@ def _rebuild(row: Mapping[str, Any], keys: Sequence[str], shape: Shape, into: _K
             if raw[0] & 0x03 != _OBJECT:
                 raise MalformedVariant("MALFORMED_VARIANT: residual value is not an object")
             for key, _, at in _object_fields(raw, 0, keys):
-                if key in dict(shape.fields):
+                if key in _field_map(shape):
                     raise MalformedVariant(f"MALFORMED_VARIANT: key {key!r} shredded twice")
                 fields.append((key, into.add(key), _copy(raw, at, keys, into)))
         return encode_object(fields)
