@@ -34,7 +34,12 @@ from paimon_core.format.features import Access
 from paimon_core.format.merge_options import MergeOptions
 from paimon_core.format.paths import POSTPONE_BUCKET
 from paimon_core.operations.commit import FileStoreCommit
-from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
+from paimon_core.operations.deletion_vectors import (
+    AppendDvMaintainer,
+    BucketedDvMaintainer,
+    apply_deletion_vector,
+    is_unaware_dv,
+)
 from paimon_core.operations.merge.base import VALUE_KIND, SortedRuns, drop_retractions
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
 from paimon_core.operations.merge.lookup import lookup_candidates, lookup_changelog, needs_lookup
@@ -733,6 +738,12 @@ def _rewrite_append(
     files: Sequence[DataFileMeta],
     sort: Callable[[pa.Table], pa.Table] | None = None,
 ) -> CommitMessage:
+    """``files`` of an append bucket rewritten into new files of level 0.
+
+    With deletion vectors the deleted rows stay out of the new files and the vectors of the
+    rewritten files leave the index (Java's compaction reads through them, then
+    ``removeDeletionVectorOf`` / ``notifyRewriteCompactBefore``): the rewritten rows would
+    otherwise come back, as the vectors name files that are gone."""
     files = sorted(files, key=lambda f: f.min_sequence_number)
     # Rows of a row-tracking table keep their ids: the compacted files store _ROW_ID and
     # _SEQUENCE_NUMBER (Java's compaction writers with rowTypeWithRowTracking).
@@ -741,7 +752,17 @@ def _rewrite_append(
     projection = None
     if tracking:
         projection = [*(f.name for f in table.schema.fields), *ROW_TRACKING_COLUMNS]
-    rows = reader.to_arrow([_split(task, files)], projection)
+    dv = _append_dv_maintainer(table, task)
+    if dv is None:
+        rows = reader.to_arrow([_split(task, files)], projection)
+    else:
+        # One file at a time: its rows in file order, the positions its vector names.
+        parts = []
+        for f in files:
+            part = reader.to_arrow([_split(task, [f])], projection)
+            vector = dv.deletion_vector_of(f.file_name)
+            parts.append(part if vector is None else apply_deletion_vector(part, vector))
+        rows = pa.concat_tables(parts)
     if sort is not None:
         rows = sort(rows)
     after: list[DataFileMeta] = []
@@ -755,7 +776,29 @@ def _rewrite_append(
                 level=0,
                 first_seq=files[0].min_sequence_number,
             )
-    return _message(task, files, after)
+    message = _message(task, files, after)
+    if dv is not None:
+        for f in files:
+            dv.remove_deletion_vector_of(f.file_name)
+        changes = dv.persist()
+        message = replace(
+            message,
+            new_index_files=changes.new_index_files,
+            deleted_index_files=changes.deleted_index_files,
+        )
+    return message
+
+
+def _append_dv_maintainer(
+    table: FileStoreTable, task: CompactTask
+) -> AppendDvMaintainer | BucketedDvMaintainer | None:
+    """The deletion vectors of the task's bucket as of its snapshot (None without them)."""
+    if not table.options.deletion_vectors_enabled:
+        return None
+    snapshot = _snapshot(table, task.snapshot_id)
+    if is_unaware_dv(table):
+        return AppendDvMaintainer.restore(table, snapshot, task.partition)
+    return BucketedDvMaintainer.restore(table, snapshot, task.partition, task.bucket)
 
 
 def sort_compact_bucket(
