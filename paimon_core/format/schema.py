@@ -385,8 +385,17 @@ def validate_schema(s: TableSchema) -> None:
             f"(Primary key constraint {list(s.primary_keys)} not include all partition fields "
             f"{list(s.partition_keys)})."
         )
+    if _is_true(s.options.get("data-evolution.enabled")):
+        if not _is_true(s.options.get("row-tracking.enabled")):
+            raise SchemaError("Data evolution config must enabled with row-tracking.enabled")
+        if _is_true(s.options.get("clustering.incremental")):
+            raise SchemaError("Data evolution config must disabled with clustering.incremental")
     validate_merge_options(s)
     validate_file_index(s.fields, s.options, names)
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

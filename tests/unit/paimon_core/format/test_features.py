@@ -32,7 +32,6 @@ ON: dict[str, dict[str, str]] = {
     "BLOB fields": {"blob-field": "b"},
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
-    "data evolution": {"data-evolution.enabled": "true"},
     "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
     "row kind field": {"rowkind.field": "k"},
@@ -42,7 +41,7 @@ ON: dict[str, dict[str, str]] = {
     },
     "chain tables": {"chain-table.enabled": "true"},
 }
-READABLE = {"data evolution", "postpone bucket", "row kind field", "external data paths"}
+READABLE = {"postpone bucket", "row kind field", "external data paths"}
 
 
 def test_every_feature_has_a_case() -> None:
