@@ -92,8 +92,8 @@ class Feature:
 
 
 FEATURES: tuple[Feature, ...] = (
-    # The most specific first: a refusal names the first one on (BLOB columns come with data
-    # evolution, which comes with row tracking).
+    # The most specific first: a refusal names the first one on. Data evolution
+    # (``operations.data_evolution``) and row tracking are implemented.
     Feature("BLOB fields", "blob-field", _named("blob-field"), False),
     Feature(
         "BLOB descriptor fields",
@@ -103,8 +103,6 @@ FEATURES: tuple[Feature, ...] = (
         ("blob.stored-descriptor-fields",),
     ),
     Feature("BLOB view fields", "blob-view-field", _named("blob-view-field"), False),
-    # Files holding some columns (``_WRITE_COLS``) of shared row-id ranges.
-    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), True),
     # Batch reads merging ``bucket-postpone`` files into the real buckets' (Paimon 2.1).
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
     # Writers pick each file's VARIANT shredding from its rows; readers rebuild any shredding.

@@ -34,6 +34,7 @@ from paimon_core.format.features import Access
 from paimon_core.format.merge_options import MergeOptions
 from paimon_core.format.paths import POSTPONE_BUCKET
 from paimon_core.operations.commit import FileStoreCommit
+from paimon_core.operations.data_evolution import data_evolution_enabled
 from paimon_core.operations.deletion_vectors import (
     AppendDvMaintainer,
     BucketedDvMaintainer,
@@ -323,6 +324,11 @@ def plan_compaction(
                 f"Only partition columns can filter a compaction: '{column}' is not one of {keys}"
             )
     table.check_supported(Access.WRITE)  # postpone buckets, row tracking, ...
+    if not table.is_primary_key_table and data_evolution_enabled(table.options):
+        raise UnsupportedFeature(
+            f"Cannot compact table {table.identifier or table.path}: compaction of data "
+            "evolution ('data-evolution.enabled' = 'true') is not supported yet"
+        )
     if snapshot is None:
         snapshot = table.snapshot_manager.latest_snapshot()
     if snapshot is None:

@@ -32,12 +32,11 @@ ON: dict[str, dict[str, str]] = {
     "BLOB fields": {"blob-field": "b"},
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
-    "data evolution": {"data-evolution.enabled": "true"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"data evolution", "VARIANT shredding inference"}
+READABLE = {"VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -153,8 +152,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: data evolution"):
-        catalog.create_table("db.t", schema, options={"data-evolution.enabled": "true"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: chain tables"):
+        catalog.create_table("db.t", schema, options={"chain-table.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
