@@ -58,6 +58,7 @@ from sqlglot import exp
 
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.format.binary_row import deserialize_row
+from paimon_core.operations.data_evolution import anchor_file, data_evolution_enabled, row_id_groups
 from paimon_core.operations.split_read import NO_FILE_ITERATOR
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
 from sql_ext.rowlevel import (
@@ -183,6 +184,12 @@ def _delete_by_files(spark: SparkSession, target: Target, predicate: exp.Expr) -
         return None
     if table.options.deletion_vectors_enabled:
         return _delete_with_vectors(spark, target, predicate, snapshot, splits)
+    if data_evolution_enabled(table.options) and not table.is_primary_key_table:
+        # Rewriting the files of a row-id range without some rows would misalign them.
+        raise SqlError(
+            f"DELETE FROM {shown}: a data-evolution table deletes rows with deletion vectors "
+            "only ('deletion-vectors.enabled' = 'true'); this is not supported yet without"
+        )
     return _copy_on_write(spark, target, predicate, snapshot, splits)
 
 
@@ -245,6 +252,8 @@ def _candidates(target: Target, predicate: exp.Expr, snapshot: Snapshot) -> list
     pushed = table_predicate(select, node, table.schema.fields)
     scan = table.new_scan()
     splits = scan.plan(snapshot, predicate=pushed, all_levels=True)
+    if data_evolution_enabled(table.options) and not table.is_primary_key_table:
+        return [s.with_files(g) for s in splits for g in row_id_groups(s.files)]
     if not table.is_primary_key_table:
         return [s.with_files((f,)) for s in splits for f in s.files]
     keep = scan.value_filter(pushed)
@@ -423,7 +432,8 @@ def _delete_with_vectors(
     deletions: dict[tuple[bytes, int], dict[str, Any]] = {}
     for index, bitmap in found:
         split = plan.splits[index]
-        (meta,) = split.files
+        # A row-id range's positions are its anchor file's (data evolution).
+        meta = anchor_file(split.files) if len(split.files) > 1 else split.files[0]
         positions, _ = deserialize64(bitmap)
         deletions.setdefault((split.partition, split.bucket), {})[meta.file_name] = positions
     if not deletions:

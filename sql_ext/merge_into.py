@@ -84,6 +84,7 @@ from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from paimon_core.operations.data_evolution import data_evolution_enabled
 from paimon_core.operations.row_tracking import ROW_ID, SEQUENCE_NUMBER
 from sql_ext.datapath.write import ROW_KIND_COLUMN, write_dataframe
 from sql_ext.errors import SqlError
@@ -226,6 +227,12 @@ def merge_into(
     table = target.table
     flags = flags or MergeSchema()
     check_engine(table, "MergeInto", statement)
+    if not table.is_primary_key_table and data_evolution_enabled(table.options):
+        # Its copy-on-write would rewrite files of some row-id ranges only partly.
+        raise SqlError(
+            f"{statement}: MERGE INTO a data-evolution table ('data-evolution.enabled' = "
+            "'true') is not supported yet"
+        )
     if source.alias.lower() == target.alias.lower():
         raise SqlError(f"{statement}: the source and the target are both named {target.alias}")
     on = tree.args.get("on")

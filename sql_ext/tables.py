@@ -25,7 +25,7 @@ from paimon_core.format.schema import TableSchema, new_table_schema
 from paimon_core.format.types import DataField
 from sql_ext.errors import SqlError, first_line
 from sql_ext.spark_types import from_spark_schema, to_spark_type
-from sql_ext.syntax.dialect import REPLACE_ONLY
+from sql_ext.syntax.dialect import REPLACE_ONLY, PaimonSpark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -159,7 +159,7 @@ def table_spec(tree: exp.Create) -> TableSpec:
             elif isinstance(constraint.kind, _COLUMN_CONSTRAINTS):
                 kept.append(constraint)
             elif isinstance(constraint.kind, exp.DefaultColumnConstraint):
-                defaults[column.name] = constraint.kind.this.sql(dialect="spark")
+                defaults[column.name] = constraint.kind.this.sql(dialect=PaimonSpark)
             else:
                 raise SqlError(
                     f"Column {column.name}: {constraint.sql(dialect='spark')} is not "

@@ -26,15 +26,22 @@ A refused or failed statement commits nothing.
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from paimon_core.exceptions import InvalidArgument
+from paimon_core.operations.data_evolution import data_evolution_enabled
 from paimon_core.operations.row_tracking import ROW_ID, SEQUENCE_NUMBER
 from sql_ext.datapath.write import write_dataframe
 from sql_ext.errors import SqlError
 from sql_ext.rowlevel import (
+    FILE_INDEX,
     UPDATE_AFTER,
     Path,
     Reader,
@@ -58,6 +65,9 @@ from sql_ext.syntax.dialect import PaimonSpark, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from paimon_core.operations.scan import Split
+    from paimon_core.table import FileStoreTable
 
 
 def update(spark: SparkSession, target: Target, tree: exp.Update, read: Reader) -> int | None:
@@ -91,6 +101,8 @@ def update(spark: SparkSession, target: Target, tree: exp.Update, read: Reader) 
     if table.schema.primary_keys:
         return _update_rows(target, tree, aligned, predicate, read)
     refuse_subqueries(statement, predicate, *aligned.values())
+    if data_evolution_enabled(table.options):
+        return _update_columns(spark, target, aligned, predicate, statement)
     return _copy_on_write(spark, target, aligned, predicate, statement)
 
 
@@ -119,6 +131,96 @@ def _update_rows(
     with spark_errors(f"UPDATE {target.shown}"):
         rows = read(select.sql(dialect=PaimonSpark))
     return write_dataframe(target.table, rows, row_kind=UPDATE_AFTER)
+
+
+def _update_columns(
+    spark: SparkSession,
+    target: Target,
+    aligned: dict[str, exp.Expr],
+    predicate: exp.Expr | None,
+    statement: str,
+) -> int | None:
+    """Data-evolution tables (Paimon-Spark's ``UpdatePaimonDataEvolutionTableCommand``): each
+    row-id range holding a matching row gets one file of the assigned columns alone over the
+    whole range, ``IF(cond, new, old)`` per row, written by an executor
+    (``data_evolution_write.write_columns_file``); nothing is deleted, and the commit (one
+    APPEND snapshot, none when no row matches) makes those files the newest of their ranges.
+    Rows a deletion vector deleted are rewritten as they are and stay deleted."""
+    from paimon_core.operations.data_evolution_write import update_fields
+    from sql_ext.datapath.read import plan_read
+
+    table = target.table
+    updated = [f.name for f in table.schema.fields if f.name in aligned]
+    try:
+        update_fields(table, updated)
+    except InvalidArgument as err:
+        raise SqlError(f"{statement}: {err}") from None
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    plan = with_row_ids(plan_read(table, snapshot))  # one split per row-id range
+    condition = target.requalify(predicate) if predicate is not None else None
+    everything = range(len(plan.splits))
+    with spark_errors(statement):
+        if condition is None:
+            touched = [i for i in everything if plan.splits[i].row_count]
+        else:
+            candidates = file_frames(spark, plan, everything)
+            if candidates is None:
+                return None
+            hits = candidates.alias(target.alias).filter(spark_expr(condition))
+            touched = file_indexes(hits)
+        if not touched:
+            return None
+        # Every row of a range, deleted ones too: the new file covers the whole range.
+        whole = replace(plan, splits=tuple(replace(s, deletion_files=()) for s in plan.splits))
+        rewritten = file_frames(spark, whole, touched)
+        assert rewritten is not None
+        frame = rewritten.alias(target.alias)
+        matched = F.lit(True) if condition is None else spark_expr(condition)
+        columns = [F.col(FILE_INDEX), spark_col(target.alias, ROW_ID).alias(ROW_ID)]
+        for name in updated:
+            f = table.schema.field(name)
+            new = spark_expr(target.requalify(aligned[name])).cast(to_spark_type(f.type))
+            old = spark_col(target.alias, name)
+            columns.append(F.when(matched, new).otherwise(old).alias(name))
+        rows = frame.select(*columns)
+        probe = table.new_write()
+        total = probe.total_buckets
+        probe.close()
+        splits = whole.splits
+
+        def write(rows: pa.Table) -> pa.Table:  # a plain function: Spark reads its signature
+            return _write_range(table, splits, updated, total, rows)
+
+        found = rows.groupBy(FILE_INDEX).applyInArrow(write, "message binary").collect()
+    messages = [pickle.loads(m) for (m,) in found]
+    commit = table.new_commit()
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+def _write_range(
+    table: FileStoreTable,
+    splits: Sequence[Split],
+    columns: list[str],
+    total_buckets: int,
+    rows: pa.Table,
+) -> pa.Table:
+    """One row-id range's rows (a group of ``FILE_INDEX``, on an executor) written as a file
+    of ``columns``; its pickled commit message."""
+    from paimon_core.format.commit_message import CommitMessage
+    from paimon_core.operations.data_evolution_write import write_columns_file
+
+    split = splits[rows.column(FILE_INDEX)[0].as_py()]
+    rows = rows.sort_by(ROW_ID)
+    first = rows.column(ROW_ID)[0].as_py()
+    meta = write_columns_file(table, split, first, columns, rows.select(columns))
+    message = CommitMessage(split.partition, split.bucket, total_buckets, new_files=(meta,))
+    return pa.table({"message": [pickle.dumps(message)]})
 
 
 def _copy_on_write(

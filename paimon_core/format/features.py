@@ -1,6 +1,7 @@
 """Table features this implementation does not fully read or write, refused in one place.
 
-Apache Paimon 1.3-2.1 added features (data evolution, BLOB columns, postpone buckets, ...) that a reader or writer not implementing them misreads or corrupts: a commit
+Apache Paimon 1.3-2.1 added features (data evolution writes, BLOB columns, postpone
+merge-on-read, ...) that a reader or writer not implementing them misreads or corrupts: a commit
 that restarts row ids, a read that takes a file of some columns for whole rows. ``FEATURES``
 lists each with what turns it on (an option, or a column type in ``UNSUPPORTED_TYPES``) and
 whether this implementation reads such a table correctly without implementing it.
@@ -91,8 +92,8 @@ class Feature:
 
 
 FEATURES: tuple[Feature, ...] = (
-    # The most specific first: a refusal names the first one on (BLOB columns come with data
-    # evolution, which comes with row tracking).
+    # The most specific first: a refusal names the first one on. Data evolution
+    # (``operations.data_evolution``) and row tracking are implemented.
     Feature("BLOB fields", "blob-field", _named("blob-field"), False),
     Feature(
         "BLOB descriptor fields",
@@ -102,12 +103,8 @@ FEATURES: tuple[Feature, ...] = (
         ("blob.stored-descriptor-fields",),
     ),
     Feature("BLOB view fields", "blob-view-field", _named("blob-view-field"), False),
-    # Files holding some columns (``_WRITE_COLS``) of shared row-id ranges.
-    Feature("data evolution", "data-evolution.enabled", _true("data-evolution.enabled"), True),
     # Batch reads merging ``bucket-postpone`` files into the real buckets' (Paimon 2.1).
     Feature("postpone merge-on-read", "postpone.merge-on-read", _postpone_merge_on_read, False),
-    # Batch reads skip ``bucket-postpone`` files as Java's (``onlyReadRealBuckets``).
-    Feature("postpone bucket", "bucket", _is_postpone, True),
     # Writers pick each file's VARIANT shredding from its rows; readers rebuild any shredding.
     Feature(
         "VARIANT shredding inference",

@@ -19,13 +19,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from paimon_core.exceptions import SchemaError
 
 if TYPE_CHECKING:
-    from paimon_core.format.schema import TableSchema
     from paimon_core.format.types import DataType
+
+
+class TableSchema(Protocol):
+    """What merge options read of a ``schema.TableSchema`` (which imports this module)."""
+
+    @property
+    def options(self) -> Mapping[str, str]: ...
+
+    @property
+    def field_names(self) -> Sequence[str]: ...
+
+    @property
+    def primary_keys(self) -> Sequence[str]: ...
+
+    @property
+    def partition_keys(self) -> Sequence[str]: ...
+
 
 FIELDS_PREFIX = "fields"
 SEQUENCE_GROUP = "sequence-group"

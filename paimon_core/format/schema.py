@@ -392,6 +392,11 @@ def validate_schema(s: TableSchema) -> None:
     rowkind = s.options.get("rowkind.field")
     if rowkind is not None and rowkind not in names:
         raise SchemaError(f"Rowkind field: '{rowkind}' can not be found in table schema.")
+    if _is_true(s.options.get("data-evolution.enabled")):
+        if not _is_true(s.options.get("row-tracking.enabled")):
+            raise SchemaError("Data evolution config must enabled with row-tracking.enabled")
+        if _is_true(s.options.get("clustering.incremental")):
+            raise SchemaError("Data evolution config must disabled with clustering.incremental")
     validate_merge_options(s)
     validate_file_index(s.fields, s.options, names)
 
@@ -436,6 +441,10 @@ def _check_key_types(fields: Sequence[DataField], keys: Sequence[str], what: str
             raise SchemaError(
                 f"The type {_KEY_UNSUPPORTED[f.type.root]} in {what} field {key} is unsupported"
             )
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
 
 
 def validate_retention_options(options: Mapping[str, str]) -> None:

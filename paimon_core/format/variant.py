@@ -18,6 +18,7 @@ rebuilt get a fresh metadata dictionary; values are equal, not byte-identical).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import struct
@@ -56,6 +57,7 @@ _FIXED_SIZES = {
 """Primitive type id -> bytes after the header (BINARY and STRING: a 4-byte length first)."""
 _MAX_SHORT_STRING = 63
 _EPOCH = dt.date(1970, 1, 1)
+_EPOCH_TIME = dt.datetime(1970, 1, 1)
 
 
 class MalformedVariant(InvalidArgument):
@@ -71,15 +73,18 @@ def _uint(buf: bytes, pos: int, size: int) -> int:
     return int.from_bytes(buf[pos : pos + size], "little")
 
 
-def metadata_keys(metadata: bytes) -> list[str]:
-    """The key dictionary of a variant's ``metadata``."""
+@functools.lru_cache(maxsize=256)
+def metadata_keys(metadata: bytes) -> tuple[str, ...]:
+    """The key dictionary of a variant's ``metadata`` (cached: rows of one shape share it)."""
     if not metadata or metadata[0] & 0x0F != 1:
         raise MalformedVariant("MALFORMED_VARIANT: unsupported variant metadata version")
     size = ((metadata[0] >> 6) & 0x03) + 1
     count = _uint(metadata, 1, size)
     offsets = [_uint(metadata, 1 + size * (i + 1), size) for i in range(count + 1)]
     start = 1 + size * (count + 2)
-    return [metadata[start + offsets[i] : start + offsets[i + 1]].decode() for i in range(count)]
+    return tuple(
+        metadata[start + offsets[i] : start + offsets[i + 1]].decode() for i in range(count)
+    )
 
 
 def _object_layout(value: bytes, pos: int) -> tuple[int, list[int], list[int], int]:
@@ -284,7 +289,13 @@ def _encode_typed(shape: DataType, v: Any) -> bytes:
     if root == "DATE":
         days = (v - _EPOCH).days if isinstance(v, dt.date) else int(v)
         return _primitive(_DATE, days.to_bytes(4, "little", signed=True))
-    raise SchemaError(f"Invalid variant shredding schema: {shape}")
+    if shape.is_timestamp and (shape.precision or 0) <= 6:
+        # Java's rebuild: TIMESTAMP_LTZ as a variant TIMESTAMP, TIMESTAMP as TIMESTAMP_NTZ.
+        naive = v.astimezone(dt.UTC).replace(tzinfo=None) if v.tzinfo else v
+        micros = (naive - _EPOCH_TIME) // dt.timedelta(microseconds=1)
+        type_id = _TIMESTAMP if root == "TIMESTAMP_LTZ" else _TIMESTAMP_NTZ
+        return _primitive(type_id, micros.to_bytes(8, "little", signed=True))
+    raise MalformedVariant(f"Invalid variant shredding schema: typed_value of {shape}")
 
 
 class _Keys:
@@ -391,7 +402,8 @@ def _encode_python(obj: Any, keys: _Keys) -> bytes:
 
 
 def to_json(value: bytes, metadata: bytes) -> str:
-    """The variant as JSON text (as Spark's ``to_json``; tests and error messages)."""
+    """The variant as JSON text, as Spark's ``to_json`` for JSON's own types (for tests and
+    messages: dates as ISO text, timestamps as their microseconds, binaries as base64)."""
     return json.dumps(_to_python(value, 0, metadata_keys(metadata)), separators=(",", ":"))
 
 
@@ -433,10 +445,11 @@ class Shape:
 
 
 _SCALAR_ROOTS = frozenset(
-    {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "CHAR",
-     "VARCHAR", "BINARY", "VARBINARY"}
+    {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "VARCHAR"}
 )  # fmt: skip
-"""Types Java's ``variantShreddingSchema`` shreds a value as (DATE is read, never written)."""
+"""Types a value is shredded as: those both Java's ``variantShreddingSchema`` and its
+``buildVariantSchema`` take (CHAR and VARBINARY fail the latter), but BINARY(n), whose fixed
+length no variant binary is bound to (refused here)."""
 
 
 def shape_of(t: DataType) -> Shape:
@@ -458,6 +471,8 @@ def shape_of(t: DataType) -> Shape:
         return Shape(element=shape_of(t.element))
     if t.root in _SCALAR_ROOTS:
         return Shape(scalar=t)
+    if t.root == "BINARY":
+        raise SchemaError(f"Shredding VARIANT values as {t} is not supported (fixed length)")
     raise SchemaError(f"Invalid variant shredding schema: {t}")
 
 
@@ -524,6 +539,11 @@ def physical_type(
     return pa.struct(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _field_map(shape: Shape) -> dict[str, Shape]:
+    return dict(shape.fields or ())
+
+
 def _shred(value: bytes, pos: int, keys: Sequence[str], shape: Shape) -> dict[str, Any]:
     """Java's ``VariantShreddingWriter.castShredded`` of one value (its keys stay the ids of
     the row's own metadata, which the shredded row keeps)."""
@@ -532,7 +552,7 @@ def _shred(value: bytes, pos: int, keys: Sequence[str], shape: Shape) -> dict[st
         elements = [_shred(value, at, keys, shape.element) for at in _array_elements(value, pos)]
         return {VALUE: None, TYPED_VALUE: elements}
     if shape.fields is not None and basic == _OBJECT:
-        wanted = dict(shape.fields)
+        wanted = _field_map(shape)
         typed: dict[str, Any] = {name: {VALUE: None, TYPED_VALUE: None} for name in wanted}
         rest = []
         for key, key_id, at in _object_fields(value, pos, keys):
@@ -659,7 +679,7 @@ def _rebuild(row: Mapping[str, Any], keys: Sequence[str], shape: Shape, into: _K
             if raw[0] & 0x03 != _OBJECT:
                 raise MalformedVariant("MALFORMED_VARIANT: residual value is not an object")
             for key, _, at in _object_fields(raw, 0, keys):
-                if key in dict(shape.fields):
+                if key in _field_map(shape):
                     raise MalformedVariant(f"MALFORMED_VARIANT: key {key!r} shredded twice")
                 fields.append((key, into.add(key), _copy(raw, at, keys, into)))
         return encode_object(fields)

@@ -49,6 +49,7 @@ from paimon_core.format.statistics import (
     write_statistics,
 )
 from paimon_core.io.fileio import LocalFileIO
+from paimon_core.operations.data_evolution import data_evolution_enabled, row_id_range
 from paimon_core.operations.deletion_vectors import is_unaware_dv
 from paimon_core.operations.dynamic_bucket import index_file_path
 from paimon_core.operations.live_files import LiveFiles, checkout, cover, give_back
@@ -637,6 +638,44 @@ class FileStoreCommit:
             self._check_total_buckets(live, changes)
         return changes
 
+    def _check_row_ranges(
+        self, latest: Snapshot | None, live: LiveFiles, changes: _Changes
+    ) -> None:
+        """Data evolution (Java's ``ConflictDetection.checkRowIdExistence``): a file added
+        over existing row ids (an UPDATE's file of some columns) must cover exactly the
+        range of a live file, else the rows it was written for were rewritten by a
+        concurrent compaction or removed by an overwrite meanwhile.
+
+        Raises:
+            CommitConflict: naming the file and its range, nothing committed.
+        """
+        table = self.table
+        if table.is_primary_key_table or not data_evolution_enabled(table.options):
+            return
+        next_row_id = latest.next_row_id if latest is not None else None
+        added = [
+            e
+            for e in changes.entries
+            if e.kind == FileKind.ADD
+            and e.file.first_row_id is not None
+            and next_row_id is not None
+            and e.file.first_row_id < next_row_id
+        ]
+        if not added:
+            return
+        ranges = {
+            row_id_range(e.file) for e in live.entries.values() if e.file.first_row_id is not None
+        }
+        for e in added:
+            if row_id_range(e.file) not in ranges:
+                raise CommitConflict(
+                    f"Row ID existence conflict: file '{e.file.file_name}' references "
+                    f"firstRowId={e.file.first_row_id}, rowCount={e.file.row_count} in bucket "
+                    f"{e.bucket}, but no matching file exists in the current snapshot. The "
+                    "referenced file may have been rewritten by a concurrent compaction or "
+                    "removed by an overwrite."
+                )
+
     def _check_strict_mode(
         self, latest: Snapshot | None, changes: _Changes, kind: CommitKind
     ) -> None:
@@ -747,6 +786,7 @@ class FileStoreCommit:
                     changes = _with_row_tracking(self.table, latest, compute(latest, live))
                     cover(self.table, live, {e.partition for e in changes.entries}, self._all_metas)
                     net = self._check_conflicts(live, changes.entries)
+                    self._check_row_ranges(latest, live, changes)
                     self._check_index_conflicts(latest, changes)
                     self._check_strict_mode(latest, changes, kind)
                     published = self._try_commit_once(

@@ -32,12 +32,19 @@ from paimon_core.exceptions import InvalidArgument, UnsupportedFeature
 from paimon_core.format.commit_message import CommitMessage
 from paimon_core.format.features import Access
 from paimon_core.format.merge_options import MergeOptions
+from paimon_core.format.paths import POSTPONE_BUCKET
 from paimon_core.operations.commit import FileStoreCommit
-from paimon_core.operations.deletion_vectors import BucketedDvMaintainer
+from paimon_core.operations.data_evolution import data_evolution_enabled
+from paimon_core.operations.deletion_vectors import (
+    AppendDvMaintainer,
+    BucketedDvMaintainer,
+    apply_deletion_vector,
+    is_unaware_dv,
+)
 from paimon_core.operations.merge.base import VALUE_KIND, SortedRuns, drop_retractions
 from paimon_core.operations.merge.full_changelog import full_compaction_changelog
 from paimon_core.operations.merge.lookup import lookup_candidates, lookup_changelog, needs_lookup
-from paimon_core.operations.read import ROW_POSITION, TableRead
+from paimon_core.operations.read import ROW_POSITION, SEQUENCE_NUMBER, TableRead
 from paimon_core.operations.row_tracking import ROW_TRACKING_COLUMNS, row_tracking_enabled
 from paimon_core.operations.scan import Predicate, Split, TableScan, value_matches
 from paimon_core.operations.sort.table_sorter import TableSorter
@@ -317,6 +324,11 @@ def plan_compaction(
                 f"Only partition columns can filter a compaction: '{column}' is not one of {keys}"
             )
     table.check_supported(Access.WRITE)  # postpone buckets, row tracking, ...
+    if not table.is_primary_key_table and data_evolution_enabled(table.options):
+        raise UnsupportedFeature(
+            f"Cannot compact table {table.identifier or table.path}: compaction of data "
+            "evolution ('data-evolution.enabled' = 'true') is not supported yet"
+        )
     if snapshot is None:
         snapshot = table.snapshot_manager.latest_snapshot()
     if snapshot is None:
@@ -732,6 +744,12 @@ def _rewrite_append(
     files: Sequence[DataFileMeta],
     sort: Callable[[pa.Table], pa.Table] | None = None,
 ) -> CommitMessage:
+    """``files`` of an append bucket rewritten into new files of level 0.
+
+    With deletion vectors the deleted rows stay out of the new files and the vectors of the
+    rewritten files leave the index (Java's compaction reads through them, then
+    ``removeDeletionVectorOf`` / ``notifyRewriteCompactBefore``): the rewritten rows would
+    otherwise come back, as the vectors name files that are gone."""
     files = sorted(files, key=lambda f: f.min_sequence_number)
     # Rows of a row-tracking table keep their ids: the compacted files store _ROW_ID and
     # _SEQUENCE_NUMBER (Java's compaction writers with rowTypeWithRowTracking).
@@ -740,7 +758,17 @@ def _rewrite_append(
     projection = None
     if tracking:
         projection = [*(f.name for f in table.schema.fields), *ROW_TRACKING_COLUMNS]
-    rows = reader.to_arrow([_split(task, files)], projection)
+    dv = _append_dv_maintainer(table, task)
+    if dv is None:
+        rows = reader.to_arrow([_split(task, files)], projection)
+    else:
+        # One file at a time: its rows in file order, the positions its vector names.
+        parts = []
+        for f in files:
+            part = reader.to_arrow([_split(task, [f])], projection)
+            vector = dv.deletion_vector_of(f.file_name)
+            parts.append(part if vector is None else apply_deletion_vector(part, vector))
+        rows = pa.concat_tables(parts)
     if sort is not None:
         rows = sort(rows)
     after: list[DataFileMeta] = []
@@ -754,7 +782,29 @@ def _rewrite_append(
                 level=0,
                 first_seq=files[0].min_sequence_number,
             )
-    return _message(task, files, after)
+    message = _message(task, files, after)
+    if dv is not None:
+        for f in files:
+            dv.remove_deletion_vector_of(f.file_name)
+        changes = dv.persist()
+        message = replace(
+            message,
+            new_index_files=changes.new_index_files,
+            deleted_index_files=changes.deleted_index_files,
+        )
+    return message
+
+
+def _append_dv_maintainer(
+    table: FileStoreTable, task: CompactTask
+) -> AppendDvMaintainer | BucketedDvMaintainer | None:
+    """The deletion vectors of the task's bucket as of its snapshot (None without them)."""
+    if not table.options.deletion_vectors_enabled:
+        return None
+    snapshot = _snapshot(table, task.snapshot_id)
+    if is_unaware_dv(table):
+        return AppendDvMaintainer.restore(table, snapshot, task.partition)
+    return BucketedDvMaintainer.restore(table, snapshot, task.partition, task.bucket)
 
 
 def sort_compact_bucket(
@@ -848,6 +898,55 @@ class WriteCompaction:
         return out
 
 
+# ------------------------------------------------------------------- postpone buckets
+
+
+def postpone_writer(file_name: str) -> str:
+    """The writer a ``bucket-postpone`` file came from: its name up to ``-w-`` (Java's
+    ``PostponeBucketFileStoreWrite.getWriterPrefix``); the whole name when it has none."""
+    at = file_name.rfind("-w-")
+    return file_name[: at + 3] if at >= 0 else file_name
+
+
+@dataclass(frozen=True)
+class PostponeCompaction:
+    """Moves the rows of one partition's ``bucket-postpone`` files into real buckets (a
+    picklable ``task -> messages`` function; Paimon-Spark's ``SparkPostponeCompactProcedure``):
+    each writer's files in creation order and its rows in sequence order, the writers one
+    after the other (Java gives them no relative order), written as a write-only batch
+    write writes (``TableWrite``: the partition's bucket count from its real buckets, else
+    ``postpone.default-bucket-num``; sequence numbers continuing each bucket's), and the
+    postpone files deleted. Returns the messages of one COMPACT commit."""
+
+    table: FileStoreTable
+
+    def __call__(self, task: CompactTask) -> tuple[CommitMessage, ...]:
+        table = self.table
+        groups: dict[str, list[DataFileMeta]] = {}
+        for f in sorted(task.files, key=lambda f: (f.creation_time_millis or 0, f.file_name)):
+            groups.setdefault(postpone_writer(f.file_name), []).append(f)
+        reader = TableRead(table)
+        pieces = []
+        for files in groups.values():
+            rows = reader.read_key_values(_split(task, files))
+            order = pc.sort_indices(rows.column(SEQUENCE_NUMBER))  # stable: file order kept
+            pieces.append(rows.take(order))
+        data = pa.concat_tables(pieces) if pieces else None
+        base = _snapshot(table, task.snapshot_id)
+        writer = TableWrite(table, base_snapshot=base)
+        try:
+            if data is not None and data.num_rows:
+                kinds = data.column(VALUE_KIND).combine_chunks()
+                writer.write_arrow(data.select(table.schema.field_names), kinds)
+            messages = writer.prepare_commit()
+        finally:
+            writer.close()
+        removed = CommitMessage(
+            task.partition, POSTPONE_BUCKET, task.total_buckets, deleted_files=task.files
+        )
+        return (*messages, removed)
+
+
 # ------------------------------------------------------------------------------ table
 
 
@@ -916,17 +1015,39 @@ def compact_table(
             if not order_by
             else "Specifying buckets is not supported for sort compact."
         )
-    tasks = plan_compaction(
-        table,
-        partitions=partitions,
-        predicate=predicate,
-        buckets=buckets,
-        partition_idle=partition_idle,
-    )
+    plan = {
+        "partitions": partitions,
+        "predicate": predicate,
+        "buckets": buckets,
+        "partition_idle": partition_idle,
+    }
+    tasks = plan_compaction(table, **plan)
+    postponed = None
+    if table.options.bucket == POSTPONE_BUCKET and any(t.bucket == POSTPONE_BUCKET for t in tasks):
+        postponed = _commit_compaction(
+            table,
+            runner(PostponeCompaction(table), [t for t in tasks if t.bucket == POSTPONE_BUCKET]),
+            commit_user,
+        )
+        tasks = plan_compaction(table, **plan)  # the real buckets, with the rows moved in
+    tasks = [t for t in tasks if t.bucket != POSTPONE_BUCKET]
     if not tasks:
-        return None
+        return postponed
     func = BucketCompaction(table, CompactOptions.of(table, full), sorter)
-    messages = [m for m in runner(func, tasks) if m is not None and not m.is_empty]
+    return _commit_compaction(table, runner(func, tasks), commit_user) or postponed
+
+
+def _commit_compaction(
+    table: FileStoreTable, results: Iterable[Any], commit_user: str | None
+) -> int | None:
+    """Commit the messages of compaction tasks (a message, a tuple of them, or None each)
+    as one COMPACT snapshot; on failure the files they wrote are deleted."""
+    messages = [
+        m
+        for r in results
+        for m in (r if isinstance(r, tuple) else (r,))
+        if m is not None and not m.is_empty
+    ]
     if not messages:
         return None
     committer = FileStoreCommit(table, commit_user)

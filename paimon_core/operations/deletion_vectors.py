@@ -260,7 +260,15 @@ class AppendDvMaintainer:
         if old is None or merged.cardinality != old.cardinality:
             self._changed[file_name] = merged
 
+    def remove_deletion_vector_of(self, file_name: str) -> None:
+        """Forget the vector of a file that no longer exists (compaction rewrote it)."""
+        if file_name in self._file_of or file_name in self._changed:
+            self._changed[file_name] = DeletionVector.of(np.zeros(0, np.int64))
+
     def persist(self) -> DvIndexChanges:
+        """Write the changed vectors, and the unchanged ones of the index files that held a
+        changed one, to one new index file (none when no vector is left); the replaced index
+        files are deleted."""
         if not self._changed:
             return DvIndexChanges()
         touched = {self._entry_of[n].file_name for n in self._changed if n in self._entry_of}
@@ -272,14 +280,19 @@ class AppendDvMaintainer:
         vectors = self.index.read_many(unchanged)
         vectors.update(self._changed)
         vectors = {k: v for k, v in vectors.items() if not v.is_empty()}
-        new = (self.index.write(vectors, self.partition, UNAWARE_BUCKET, self.bitmap64),)
+        new: tuple[IndexManifestEntry, ...] = ()
+        if vectors:
+            new = (self.index.write(vectors, self.partition, UNAWARE_BUCKET, self.bitmap64),)
         deleted = tuple(_as_delete(self._entries[name]) for name in sorted(touched))
         for name in touched:
             del self._entries[name]
-        self._entries[new[0].file_name] = new[0]
-        for d in self.index.deletion_files(new[0]):
-            self._file_of[d.data_file_name] = d
-            self._entry_of[d.data_file_name] = new[0]
+        for name in [n for n, e in self._entry_of.items() if e.file_name in touched]:
+            del self._file_of[name], self._entry_of[name]
+        for entry in new:
+            self._entries[entry.file_name] = entry
+            for d in self.index.deletion_files(entry):
+                self._file_of[d.data_file_name] = d
+                self._entry_of[d.data_file_name] = entry
         self._changed = {}
         return DvIndexChanges(new, deleted)
 

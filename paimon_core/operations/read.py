@@ -244,12 +244,12 @@ class TableRead:
         self, split: Split, fields: Sequence[DataField], system: Sequence[str]
     ) -> list[pa.Table]:
         """The rows of an append split (a primary-key split's files unmerged): file after
-        file, or row-id range after range in a data-evolution table (``_read_group``)."""
+        file, or row-id range after range in a data-evolution table (``read_range``)."""
         if not self.data_evolution:
             return [self._read_file(split, f, fields, system) for f in split.files]
-        return [self._read_group(split, g, fields, system) for g in row_id_groups(split.files)]
+        return [self.read_range(split, g, fields, system) for g in row_id_groups(split.files)]
 
-    def _read_group(
+    def read_range(
         self,
         split: Split,
         group: Sequence[DataFileMeta],

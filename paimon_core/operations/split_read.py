@@ -223,7 +223,7 @@ class SplitRead(TableRead):
         for group in row_id_groups(files):
             if file_meta and len(group) > 1:
                 raise UnsupportedFeature(NO_FILE_ITERATOR)
-            yield anchor_file(group), self._read_group(split, group, fields, system)  # type: ignore[arg-type]
+            yield anchor_file(group), self.read_range(split, group, fields, system)  # type: ignore[arg-type]
 
     def _empty(self, fields: Sequence[DataField], extra: Sequence[str]) -> pa.Table:
         schema = self.output_schema([f.name for f in fields])

@@ -53,6 +53,7 @@ from paimon_core.format.manifest import (
     ManifestEntry,
 )
 from paimon_core.format.merge_options import MergeOptions
+from paimon_core.format.paths import POSTPONE_BUCKET
 from paimon_core.format.stats import (
     FooterStats,
     StatsMode,
@@ -323,6 +324,79 @@ def _retract_filter(schema: TableSchema, options: CoreOptions) -> pa.Array | Non
     return None
 
 
+def _append_kinds(kinds: pa.Array | None, is_pk: bool) -> pa.Array | None:
+    """``kinds`` for a primary-key table; None for an append table, whose rows must all be
+    additions (+I, +U), as Java's append writer requires.
+
+    Raises:
+        InvalidArgument: a retraction (-U, -D) for an append table.
+    """
+    if is_pk or kinds is None:
+        return kinds
+    if len(kinds) and not pc.all(pc.is_in(kinds, value_set=ADD_KINDS)).as_py():
+        raise InvalidArgument("Append tables only take inserts (+I, +U): they have no primary key")
+    return None
+
+
+class _PostponeBuckets:
+    """The bucket counts of a postpone-bucket table's partitions (``bucket`` = -2), written as
+    Paimon-Spark's batch writes do by default (``postpone.batch-write-fixed-bucket``):
+    straight into real buckets, write-only (level-0 files, no compaction), each partition
+    with the bucket count of its files in the base snapshot, else
+    ``postpone.default-bucket-num`` (1). Java's ``PostponeBucketAssigner``."""
+
+    def __init__(
+        self, table: FileStoreTable, overwrite: bool, base: Callable[[], Snapshot | None]
+    ) -> None:
+        """Raises:
+        UnsupportedFeature: ``postpone.batch-write-fixed-bucket`` = false (writes into
+            ``bucket-postpone``), not implemented.
+        InvalidArgument: a ``postpone.default-bucket-num`` below 1."""
+        options = table.options
+        if not options.get_bool("postpone.batch-write-fixed-bucket", True):
+            raise UnsupportedFeature(
+                f"Cannot write to table {table.identifier}: 'postpone.batch-write-fixed-"
+                "bucket' = 'false' (writing into bucket-postpone) is not supported yet"
+            )
+        default = options.get_int("postpone.default-bucket-num", 1) or 1
+        if default <= 0:
+            raise InvalidArgument(f"Invalid 'postpone.default-bucket-num' = '{default}'")
+        self.table = table
+        self.overwrite = overwrite
+        self.default = default
+        self._base = base
+        self._counts: dict[bytes, int] = {}
+
+    def count(self, partition: bytes) -> int:
+        """The bucket count of ``partition``: its real buckets' ``total_buckets`` in the base
+        snapshot (none after an overwrite), else the default.
+
+        Raises:
+            InvalidArgument: the partition's files disagree on it.
+        """
+        count = self._counts.get(partition)
+        if count is not None:
+            return count
+        count = self.default
+        snapshot = self._base()
+        if snapshot is not None and not self.overwrite:
+            from paimon_core.operations.scan import TableScan
+
+            known = {
+                e.total_buckets
+                for e in TableScan(self.table).read_entries(snapshot, partitions={partition})
+                if e.bucket >= 0 and e.total_buckets > 0
+            }
+            if len(known) > 1:
+                raise InvalidArgument(
+                    f"Partition of table {self.table.identifier} has different totalBuckets "
+                    f"{sorted(known)}"
+                )
+            count = known.pop() if known else count
+        self._counts[partition] = count
+        return count
+
+
 class TableWrite:
     """Turns Arrow data into data files of ``table``; ``prepare_commit`` returns the messages."""
 
@@ -438,10 +512,14 @@ class TableWrite:
 
     def _init_buckets(self) -> None:
         schema, options = self.table.schema, self.table.options
-        self.num_buckets = options.bucket  # postpone (-2): refused by check_supported
+        self.num_buckets = options.bucket
         if self.num_buckets == 0 or self.num_buckets < -2:
             raise InvalidArgument(f"Invalid 'bucket' = '{self.num_buckets}'")
         self.mode = "fixed" if self.num_buckets > 0 else "dynamic" if self.is_pk else "unaware"
+        if self.num_buckets == POSTPONE_BUCKET and self.is_pk:
+            self.mode = "postpone"
+            self._postpone = _PostponeBuckets(self.table, self.overwrite, self._base_snapshot)
+            self._compaction = None  # write-only, as Java's tableForFixBucketWrite
         self.total_buckets = self.num_buckets if self.mode == "fixed" else -1
         if self.mode == "dynamic" and not set(self.partition_keys) <= set(schema.primary_keys):
             raise UnsupportedFeature(
@@ -450,7 +528,7 @@ class TableWrite:
                 "a fixed 'bucket'"
             )
         self.bucket_keys: list[str] = []
-        if self.mode == "fixed":
+        if self.mode in ("fixed", "postpone"):
             self.bucket_keys = list(options.bucket_key) or list(self.key_names)
             if not self.bucket_keys:
                 raise InvalidArgument(
@@ -483,7 +561,7 @@ class TableWrite:
             # Java's RowKindFilter ('ignore-delete', 'ignore-update-before'): before anything.
             keep = pc.invert(pc.is_in(kinds, value_set=self._retract_filter))
             table, kinds = table.filter(keep), kinds.filter(keep)
-        kinds = self._append_kinds(kinds)
+        kinds = _append_kinds(kinds, self.is_pk)
         if table.num_rows == 0:
             return
         self._pending.append((table, kinds))
@@ -549,21 +627,6 @@ class TableWrite:
             raise InvalidArgument("Row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
         return kinds
 
-    def _append_kinds(self, kinds: pa.Array | None) -> pa.Array | None:
-        """``kinds`` for a primary-key table; None for an append table, whose rows must all
-        be additions (+I, +U), as Java's append writer requires.
-
-        Raises:
-            InvalidArgument: a retraction (-U, -D) for an append table.
-        """
-        if self.is_pk or kinds is None:
-            return kinds
-        if len(kinds) and not pc.all(pc.is_in(kinds, value_set=ADD_KINDS)).as_py():
-            raise InvalidArgument(
-                "Append tables only take inserts (+I, +U): they have no primary key"
-            )
-        return None
-
     # ------------------------------------------------------------------------ output
 
     def prepare_commit(self) -> list[CommitMessage]:
@@ -583,7 +646,9 @@ class TableWrite:
                 CommitMessage(
                     partition,
                     bucket,
-                    self.total_buckets,
+                    self._postpone.count(partition)
+                    if self.mode == "postpone"
+                    else self.total_buckets,
                     new_files=tuple(self._files.get(key, ())),
                     new_index_files=(new_index,) if new_index else (),
                     deleted_index_files=(old_index,) if old_index else (),
@@ -703,6 +768,14 @@ class TableWrite:
             return np.asarray(
                 assign_buckets(columns, self.bucket_key_types, self.num_buckets), dtype=np.int64
             )
+        if self.mode == "postpone":
+            buckets = np.zeros(n, np.int64)
+            for code, partition in enumerate(partitions):
+                rows = np.flatnonzero(parts == code)
+                columns = [data.column(k).take(pa.array(rows)) for k in self.bucket_keys]
+                count = self._postpone.count(partition)
+                buckets[rows] = assign_buckets(columns, self.bucket_key_types, count)
+            return buckets
         if self._dynamic is None:
             self._dynamic = DynamicBucketIndex(
                 self.table,

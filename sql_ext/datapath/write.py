@@ -44,7 +44,12 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from paimon_core.exceptions import InvalidArgument, PaimonError
 from paimon_core.format.types import DataField, to_arrow_type
 from paimon_core.operations.bucket import assign_buckets
-from paimon_core.operations.commit import BATCH_COMMIT_IDENTIFIER, published_before
+from paimon_core.operations.commit import (
+    BATCH_COMMIT_IDENTIFIER,
+    COMMIT_OPERATION,
+    commit_operation,
+    published_before,
+)
 from paimon_core.operations.row_tracking import ROW_ID, ROW_TRACKING_COLUMNS
 from sql_ext.errors import SqlError, first_line
 from sql_ext.progress import phase
@@ -477,8 +482,9 @@ def _route(job: WriteJob, df: DataFrame) -> DataFrame:
     if probe.mode == "unaware":
         return df  # every task writes its own files; append files never merge
     tasks = _writer_tasks(df.sparkSession)
-    if probe.mode == "dynamic":
-        # One task per partition owns its HASH index (Paimon's single assigner).
+    if probe.mode in ("dynamic", "postpone"):
+        # One task per partition owns its HASH index (Paimon's single assigner); a
+        # postpone-bucket partition's bucket count is known to the writer alone.
         return df.repartition(tasks, *partitions) if partitions else df.repartition(1)
     by_name = {f.name: f for f in table.schema.fields}
     bucket_of = _BucketOf(tuple(by_name[k] for k in probe.bucket_keys), probe.num_buckets)
@@ -579,7 +585,14 @@ def save_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> int 
         )
         dynamic = _overwrite_mode(setting) == "dynamic"
         overwrite = True if dynamic and table.schema.partition_keys else {}
-    return write_dataframe(table, df, overwrite)
+    with commit_operation(COMMIT_OPERATION.get() or _save_operation(overwrite)):
+        return write_dataframe(table, df, overwrite)
+
+
+def _save_operation(overwrite: Overwrite) -> str:
+    """The ``Snapshot.operation`` of a DataFrame save outside any SQL statement, as
+    Paimon-Spark's V2 write records it."""
+    return "WRITE" if overwrite is False else "OVERWRITE"
 
 
 def prepare_save(
@@ -678,7 +691,8 @@ class PaimonArrowWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, PaimonCommitMessage) and m.result]
-        self.job.commit(results, self.overwrite)
+        with commit_operation(COMMIT_OPERATION.get() or _save_operation(self.overwrite)):
+            self.job.commit(results, self.overwrite)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.job.abort()

@@ -149,3 +149,40 @@ def run_java(build_dir: Path, program: str, args: Sequence[str]) -> list[Any]:
     if proc.returncode:
         raise RuntimeError(f"Java's {program} failed: {proc.stderr}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+SQL_MADE_TABLE = """
+    CREATE DATABASE db;
+    CREATE TABLE db.orders (id BIGINT, amount DECIMAL(10, 2), ts TIMESTAMP, dt STRING,
+        PRIMARY KEY (dt, id) NOT ENFORCED) PARTITIONED BY (dt)
+        TBLPROPERTIES ('bucket' = '2', 'snapshot.num-retained.min' = '1');
+    INSERT INTO db.orders VALUES (1, 1.50, TIMESTAMP '2024-05-01 10:00:00', 'd1'),
+        (2, 2.25, NULL, 'd1');
+    CALL sys.create_tag(table => 'db.orders', tag => 'first');
+    INSERT INTO db.orders VALUES (1, 9.99, NULL, 'd1'), (3, 3.00, NULL, 'd2');
+    ALTER TABLE db.orders CREATE TAG second;
+    INSERT INTO db.orders VALUES (4, 4.00, NULL, 'd2');
+    CALL sys.expire_snapshots(table => 'db.orders', retain_max => 1);
+"""
+"""CREATE TABLE / INSERT / CALL / tag DDL / expiry through the SQL session: ``db.orders``
+with tags ``first`` (snapshot 1) and ``second`` (2) and only snapshot 3 left; read as
+``SQL_MADE_READS`` (id, amount as text, dt) at each tag and at the latest snapshot (None)."""
+SQL_MADE_READS: dict[str | None, list[tuple[Any, ...]]] = {
+    "first": [(1, "1.50", "d1"), (2, "2.25", "d1")],
+    "second": [(1, "9.99", "d1"), (2, "2.25", "d1"), (3, "3.00", "d2")],
+    None: [(1, "9.99", "d1"), (2, "2.25", "d1"), (3, "3.00", "d2"), (4, "4.00", "d2")],
+}
+
+
+def sql_made_table(spark: Any, warehouse: str) -> list[tuple[Any, ...]]:
+    """Run ``SQL_MADE_TABLE`` in a SQL session on ``warehouse``; returns the session's read
+    of the table (id, amount as text, dt), sorted."""
+    from sql_ext.session import PaimonSession
+
+    session = PaimonSession(spark, warehouse=warehouse)
+    for _statement, df in session.run_script(SQL_MADE_TABLE):
+        df.collect()
+    return sorted(
+        (r["id"], str(r["amount"]), r["dt"])
+        for r in session.sql("SELECT * FROM db.orders").collect()
+    )

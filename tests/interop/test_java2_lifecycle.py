@@ -18,21 +18,14 @@ from paimon_core.lifecycle import tag_management as tm
 from paimon_core.lifecycle.check import check_table
 from paimon_core.operations.compact import compact_table
 from paimon_core.table import FileStoreTable
-from tests.interop.helpers import json_rows, rows
+from tests.interop.helpers import SQL_MADE_READS, json_rows, rows, sql_made_table
 from tests.interop.java2 import Java2
+from tests.interop.test_java_branches import COLS, SCHEMA
 from tests.unit.paimon_core.helpers import changelog_entries
 from tests.unit.paimon_core.lifecycle.test_lifecycle_state_machine import find_orphans
 
 pytestmark = pytest.mark.java2
 
-SCHEMA = pa.schema(
-    [
-        pa.field("k", pa.int32(), nullable=False),
-        ("v", pa.string()),
-        pa.field("dt", pa.string(), nullable=False),
-    ]
-)
-COLS = ["k", "v", "dt"]
 FIELDS = [("k", "INT NOT NULL"), ("v", "STRING"), ("dt", "STRING NOT NULL")]
 
 
@@ -241,26 +234,9 @@ def test_java2_expires_our_changelog_tables(java2: Java2, warehouse: str, produc
 
 
 def test_java2_reads_a_table_made_through_sql(java2: Java2, warehouse: str, spark: Any) -> None:
-    """CREATE TABLE / INSERT / CALL / tag DDL / expiry through the SQL session, then Java 2
-    reads every tag and the latest snapshot (``test_java.py``'s 0.9 counterpart)."""
-    from sql_ext.session import PaimonSession
-
-    session = PaimonSession(spark, warehouse=warehouse)
-    script = """
-        CREATE DATABASE db;
-        CREATE TABLE db.orders (id BIGINT, amount DECIMAL(10, 2), ts TIMESTAMP, dt STRING,
-            PRIMARY KEY (dt, id) NOT ENFORCED) PARTITIONED BY (dt)
-            TBLPROPERTIES ('bucket' = '2', 'snapshot.num-retained.min' = '1');
-        INSERT INTO db.orders VALUES (1, 1.50, TIMESTAMP '2024-05-01 10:00:00', 'd1'),
-            (2, 2.25, NULL, 'd1');
-        CALL sys.create_tag(table => 'db.orders', tag => 'first');
-        INSERT INTO db.orders VALUES (1, 9.99, NULL, 'd1'), (3, 3.00, NULL, 'd2');
-        ALTER TABLE db.orders CREATE TAG second;
-        INSERT INTO db.orders VALUES (4, 4.00, NULL, 'd2');
-        CALL sys.expire_snapshots(table => 'db.orders', retain_max => 1);
-    """
-    for _statement, df in session.run_script(script):
-        df.collect()
+    """``helpers.SQL_MADE_TABLE`` (CREATE TABLE / INSERT / CALL / tag DDL / expiry through the
+    SQL session), then Java 2 reads every tag and the latest snapshot."""
+    ours = sql_made_table(spark, warehouse)
     ids = ["id", "amount", "dt"]
     tags, first, second, latest, snapshots = java2.run(
         {"op": "tags", "table": "db.orders"},
@@ -270,17 +246,7 @@ def test_java2_reads_a_table_made_through_sql(java2: Java2, warehouse: str, spar
         {"op": "snapshots", "table": "db.orders"},
     )
     assert tags == {"tags": {"first": 1, "second": 2}}
-    assert json_rows(first["rows"], ids) == [(1, "1.50", "d1"), (2, "2.25", "d1")]
-    assert json_rows(second["rows"], ids) == [
-        (1, "9.99", "d1"),
-        (2, "2.25", "d1"),
-        (3, "3.00", "d2"),
-    ]
-    want = [(1, "9.99", "d1"), (2, "2.25", "d1"), (3, "3.00", "d2"), (4, "4.00", "d2")]
-    assert json_rows(latest["rows"], ids) == want
+    assert json_rows(first["rows"], ids) == SQL_MADE_READS["first"]
+    assert json_rows(second["rows"], ids) == SQL_MADE_READS["second"]
+    assert json_rows(latest["rows"], ids) == SQL_MADE_READS[None] == ours
     assert [s["id"] for s in snapshots["snapshots"]] == [3]
-    ours = sorted(
-        (r["id"], str(r["amount"]), r["dt"])
-        for r in session.sql("SELECT * FROM db.orders").collect()
-    )
-    assert ours == want

@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.format import variant as pv
+from paimon_core.format.types import VARIANT, to_arrow_type
 from sql_ext.session import PaimonSession
 from tests.interop.java2 import Java2
 
@@ -151,3 +155,45 @@ def test_java_reads_our_plain_append_table(java2: Java2, session: PaimonSession)
     assert session.sql("SELECT to_json(v) FROM t WHERE k = 5").collect()[0][0] == (
         '{"from":"java"}'
     )
+
+
+def test_java_reads_our_nested_variants(java2: Java2, warehouse: str) -> None:
+    """ARRAY<VARIANT> and ROW<x VARIANT> columns (null elements and fields included)."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    variant = to_arrow_type(VARIANT())
+    table = catalog.create_table(
+        "db.n",
+        pa.schema(
+            [
+                ("k", pa.int32()),
+                ("a", pa.list_(pa.field("element", variant))),
+                ("r", pa.struct([pa.field("x", variant)])),
+            ]
+        ),
+    )
+    value, metadata = pv.from_json('{"q": [1, "two"]}')
+    one = {"value": value, "metadata": metadata}
+    table.write_arrow(
+        pa.table(
+            {
+                "k": pa.array([1, 2], pa.int32()),
+                "a": pa.array(
+                    [[one, None], None], table.new_read().output_schema().field("a").type
+                ),
+                "r": pa.array([{"x": one}, {"x": None}], pa.struct([pa.field("x", variant)])),
+            }
+        )
+    )
+    rows = sorted(java2.read("db.n"), key=lambda r: r["k"])
+    assert rows == [
+        {"k": 1, "a": ['{"q":[1,"two"]}', None], "r": {"x": '{"q":[1,"two"]}'}},
+        {"k": 2, "a": None, "r": {"x": None}},
+    ]
+    java2.write("db.n", [{"k": 3}])
+    got = sorted(catalog.get_table("db.n").to_arrow().to_pylist(), key=lambda r: r["k"])
+    assert [(r["k"], r["a"], r["r"]) for r in got] == [
+        (1, [one, None], {"x": one}),
+        (2, None, {"x": None}),
+        (3, None, None),
+    ]

@@ -27,22 +27,6 @@ def _append(ids: list[int], values: list[str]) -> pa.Table:
     return pa.table({"id": ids, "v": values}, schema=APPEND)
 
 
-def _data_evolution(warehouse: str, name: str) -> None:
-    """Two whole-row files, then a file of column ``v`` alone over row id 0 (``_WRITE_COLS``)."""
-    from pypaimon import CatalogFactory
-
-    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
-    pypaimon_write(warehouse, name, _append([1, 2], ["a", "b"]), create={"options": options})
-    pypaimon_write(warehouse, name, _append([3], ["c"]))
-    table = CatalogFactory.create({"warehouse": warehouse}).get_table(name)
-    builder = table.new_batch_write_builder()
-    update = builder.new_update().with_update_type(["v"])
-    row = pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": ["A"]})
-    commit = builder.new_commit()
-    commit.commit(update.update_by_arrow_with_row_id(row))
-    commit.close()
-
-
 def _blob(warehouse: str, name: str) -> None:
     schema = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
     options = {
@@ -92,17 +76,7 @@ class Feature:
     """A CREATE TABLE body with the feature on, which must be refused."""
 
 
-PK_ROW = pa.table({"id": [9], "v": ["z"], "k": ["+I"]}, schema=PK)
 FEATURES = {
-    "data_evolution": Feature(
-        _data_evolution,
-        "'data-evolution.enabled' = 'true'",
-        True,
-        _append([9], ["z"]),
-        "(9, 'z')",
-        "(id BIGINT, v STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true', "
-        "'data-evolution.enabled' = 'true')",
-    ),
     "blob": Feature(
         _blob,
         "'blob-field' = 'b'",
@@ -111,14 +85,6 @@ FEATURES = {
         "(9, X'7A')",
         "(id BIGINT, b BINARY) TBLPROPERTIES ('row-tracking.enabled' = 'true', "
         "'data-evolution.enabled' = 'true', 'blob-field' = 'b')",
-    ),
-    "postpone": Feature(
-        _postpone,
-        "'bucket' = '-2'",
-        True,
-        PK_ROW,
-        "(9, 'z', '+I')",
-        "(id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '-2')",
     ),
 }
 
@@ -200,9 +166,8 @@ def test_core_create_is_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     for options, named in (
-        ({"data-evolution.enabled": "TRUE", "row-tracking.enabled": "true"}, "data-evolution.enabled"),
+        ({"blob-field": "v", "data-evolution.enabled": "true", "row-tracking.enabled": "true"}, "blob-field"),
         ({"chain-table.enabled": "true"}, "chain-table.enabled"),
-        ({"bucket": "-2", "primary-key": "id"}, "'bucket' = '-2'"),
     ):  # fmt: skip
         with pytest.raises(UnsupportedFeature, match=f"Cannot create table db.t: .*{named}"):
             catalog.create_table("db.t", APPEND, options=options)

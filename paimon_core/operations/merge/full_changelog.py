@@ -20,7 +20,7 @@ wrapper returns it without calling the merge function.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -41,8 +41,23 @@ from paimon_core.operations.merge.base import (
     merge_order,
 )
 
-if TYPE_CHECKING:
-    from paimon_core.operations.merge.factory import KeyValueMerge
+
+class KeyValueMerge(Protocol):
+    """What the changelog reads of a ``factory.KeyValueMerge`` (which imports this module
+    through ``lookup``)."""
+
+    key_names: Sequence[str]
+    sequence_fields: Sequence[str]
+    sequence_ascending: bool
+
+    def merge(
+        self,
+        rows: pa.Table,
+        reduce: bool = True,
+        runs: SortedRuns | None = None,
+        tie_rank: np.ndarray | None = None,
+    ) -> pa.Table: ...
+
 
 __all__ = ["full_compaction_changelog", "same_values", "with_kind"]
 

@@ -59,7 +59,8 @@
 //
 // Input values go through Paimon's TypeUtils.castFromString (their JSON text), VARIANT values
 // through GenericVariant.fromJson; output values: booleans and numbers as JSON, VARIANT as its
-// toJson() text, everything else as Paimon's cast to STRING.
+// toJson() text (ARRAY<VARIANT> as a list, a ROW with VARIANT fields as a map of them),
+// everything else as Paimon's cast to STRING.
 import java.io.File;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -496,22 +497,47 @@ public class Paimon2 {
         for (int i = 0; i < type.getFieldCount(); i++) {
             DataType ft = type.getTypeAt(i);
             Object v = InternalRow.createFieldGetter(ft, i).getFieldOrNull(row);
-            switch (ft.getTypeRoot()) {
-                case BOOLEAN: case TINYINT: case SMALLINT: case INTEGER: case BIGINT:
-                case FLOAT: case DOUBLE:
-                    break;
-                case VARIANT:
-                    v = v == null ? null : ((Variant) v).toJson();
-                    break;
-                default:
-                    @SuppressWarnings("unchecked")
-                    CastExecutor<Object, Object> toString =
-                            (CastExecutor<Object, Object>) CastExecutors.resolve(ft, DataTypes.STRING());
-                    v = v == null ? null : toString == null ? v.toString() : toString.cast(v).toString();
-            }
-            m.put(type.getFieldNames().get(i), v);
+            m.put(type.getFieldNames().get(i), value(v, ft));
         }
         return m;
+    }
+
+    /** A value as JSON-able Java: VARIANT as its JSON text, arrays and rows holding VARIANT
+     * as lists and maps of their values, the rest as named() says. */
+    static Object value(Object v, DataType ft) {
+        if (v == null) {
+            return null;
+        }
+        switch (ft.getTypeRoot()) {
+            case BOOLEAN: case TINYINT: case SMALLINT: case INTEGER: case BIGINT:
+            case FLOAT: case DOUBLE:
+                return v;
+            case VARIANT:
+                return ((Variant) v).toJson();
+            case ARRAY:
+                DataType et = ((org.apache.paimon.types.ArrayType) ft).getElementType();
+                if (et.getTypeRoot() == DataTypeRoot.VARIANT) {
+                    org.apache.paimon.data.InternalArray a = (org.apache.paimon.data.InternalArray) v;
+                    List<Object> l = new ArrayList<>();
+                    for (int j = 0; j < a.size(); j++) {
+                        l.add(a.isNullAt(j) ? null : a.getVariant(j).toJson());
+                    }
+                    return l;
+                }
+                break;
+            case ROW:
+                RowType rt = (RowType) ft;
+                if (rt.getFieldTypes().stream().anyMatch(t -> t.getTypeRoot() == DataTypeRoot.VARIANT)) {
+                    return named((InternalRow) v, rt);
+                }
+                break;
+            default:
+                break;
+        }
+        @SuppressWarnings("unchecked")
+        CastExecutor<Object, Object> toString =
+                (CastExecutor<Object, Object>) CastExecutors.resolve(ft, DataTypes.STRING());
+        return toString == null ? v.toString() : toString.cast(v).toString();
     }
 
     static Map<String, String> strings(JsonNode node) {

@@ -130,3 +130,15 @@ def test_describe_extended_lists_the_row_tracking_columns(tracked: PaimonSession
     rows = [tuple(r)[:2] for r in tracked.sql("DESCRIBE TABLE EXTENDED db.t").collect()]
     start = rows.index(("# Metadata Columns", ""))
     assert rows[start + 1 : start + 3] == [("_ROW_ID", "bigint"), ("_SEQUENCE_NUMBER", "bigint")]
+
+
+def test_compact_call_keeps_ids(tracked: PaimonSession, warehouse: str) -> None:
+    tracked.sql("INSERT INTO db.t VALUES (5, 'e', 'x')")
+    tracked.sql("INSERT INTO db.t VALUES (6, 'f', 'x')")
+    before = _tracked(tracked)
+    assert tracked.sql("CALL sys.compact(table => 'db.t')").collect()[0][0] is True
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    files = [f for s in table.new_scan().plan() for f in s.files]
+    assert any(f.write_cols and "_ROW_ID" in f.write_cols for f in files)
+    assert _tracked(tracked) == before
+    assert _rows(tracked, "SELECT _ROW_ID FROM db.`t$row_tracking` WHERE id = 6") == [(5,)]

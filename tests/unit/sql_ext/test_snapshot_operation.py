@@ -1,5 +1,5 @@
 """Snapshots record the SQL operation that committed them (Paimon 2.0's `operation`), as
-Paimon-Spark's writes do (found by tests/interop/test_paimon_spark_diff.py)."""
+Paimon-Spark's writes do (found by running Paimon-Spark 2.0.0 side by side, issue 22)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def test_snapshots_record_the_statement_operation(spark: SparkSession, warehouse
     got = session.sql(
         "SELECT commit_kind, operation FROM db.`t$snapshots` ORDER BY snapshot_id"
     ).collect()
-    # Paimon-Spark 2.0.0's snapshots of the same statements (the diff test's script
-    # `snapshot_operation`); a procedure's compaction records none.
+    # Paimon-Spark 2.0.0's snapshots of the same statements; a procedure's compaction
+    # records none.
     assert [tuple(r) for r in got] == [
         ("APPEND", "WRITE"),
         ("OVERWRITE", "OVERWRITE"),
@@ -62,3 +62,16 @@ def test_snapshots_record_the_statement_operation(spark: SparkSession, warehouse
         ("APPEND", "WRITE"),
         ("COMPACT", None),
     ]
+
+
+def test_dataframe_saves_record_write_and_overwrite(spark: SparkSession, warehouse: str) -> None:
+    """As Paimon-Spark's V2 write: ``WRITE``, ``OVERWRITE`` in overwrite mode."""
+    session = PaimonSession(spark, warehouse=warehouse)
+    session.sql("CREATE DATABASE db")
+    session.sql("CREATE TABLE db.t (k INT, v STRING)")
+    df = spark.createDataFrame([(1, "a")], "k INT, v STRING")
+    target = {"warehouse": warehouse}
+    df.write.format("paimon").options(**target).mode("append").save("db.t")
+    df.write.format("paimon").options(**target).mode("overwrite").save("db.t")
+    got = session.sql("SELECT operation FROM db.`t$snapshots` ORDER BY snapshot_id").collect()
+    assert [r[0] for r in got] == ["WRITE", "OVERWRITE"]

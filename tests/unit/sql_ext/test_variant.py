@@ -167,3 +167,22 @@ def test_orc_refuses_variant_columns(session: PaimonSession, warehouse: str) -> 
         session.sql("INSERT INTO o VALUES (1, parse_json('1'))")
     assert rows(session, "SELECT * FROM o") == []
     assert glob.glob(f"{warehouse}/db.db/o/bucket-0/*") == []
+
+
+def test_nested_variants_and_type_changes(session: PaimonSession) -> None:
+    session.sql(
+        "CREATE TABLE a (id INT, w ARRAY<VARIANT>, r STRUCT<x: VARIANT>, m MAP<STRING, VARIANT>)"
+    )
+    session.sql(
+        """INSERT INTO a VALUES (1, array(parse_json('1'), NULL), named_struct('x',
+        parse_json('"y"')), map('k', parse_json('[1]'))), (2, NULL, NULL, NULL)"""
+    )
+    assert rows(
+        session,
+        "SELECT id, to_json(w[0]), w[1] IS NULL, to_json(r.x), to_json(m['k']) FROM a ORDER BY id",
+    ) == [(1, "1", True, '"y"', "[1]"), (2, None, True, None, None)]
+    # Neither Java nor this implementation can cast VARIANT values: the change is refused.
+    with pytest.raises(SqlError, match="cannot be converted to STRING"):
+        session.sql("ALTER TABLE a ALTER COLUMN r.x TYPE STRING")
+    with pytest.raises((SqlError, PaimonError), match=r"PARSE_JSON.* for type VARIANT"):
+        session.sql("CREATE TABLE d (id INT, v VARIANT DEFAULT parse_json('1'))")

@@ -32,13 +32,11 @@ ON: dict[str, dict[str, str]] = {
     "BLOB fields": {"blob-field": "b"},
     "BLOB descriptor fields": {"blob.stored-descriptor-fields": "b"},
     "BLOB view fields": {"blob-view-field": "b"},
-    "data evolution": {"data-evolution.enabled": "true"},
-    "postpone bucket": {"bucket": "-2"},
     "postpone merge-on-read": {"bucket": "-2", "postpone.merge-on-read": "true"},
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"data evolution", "postpone bucket", "VARIANT shredding inference"}
+READABLE = {"VARIANT shredding inference"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -154,8 +152,8 @@ def test_schema_commits_are_refused_before_any_file(warehouse: str) -> None:
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: data evolution"):
-        catalog.create_table("db.t", schema, options={"data-evolution.enabled": "true"})
+    with pytest.raises(UnsupportedFeature, match=r"Cannot create table db\.t: chain tables"):
+        catalog.create_table("db.t", schema, options={"chain-table.enabled": "true"})
     assert os.listdir(catalog.database_path("db")) == []
     table = catalog.create_table("db.t", schema)
     before = file_state(table.path)
@@ -185,12 +183,15 @@ def test_dynamic_options_count_as_the_tables(warehouse: str) -> None:
 
 def test_a_foreign_postpone_table_reads_without_its_postpone_files(warehouse: str) -> None:
     """No file in a real bucket yet: nothing to read (the writer's files wait in
-    ``bucket-postpone`` for a compaction), as Java's and pypaimon's batch reads."""
+    ``bucket-postpone`` for a compaction), as Java's and pypaimon's batch reads; writes go to
+    real buckets, as Paimon-Spark's batch writes."""
     schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
     table = foreign_table(warehouse, "db.p", schema, primary_keys=["k"], options={"bucket": "-2"})
     assert table.to_arrow().num_rows == 0
-    with pytest.raises(UnsupportedFeature, match="postpone bucket"):
-        table.write_arrow(pa.table({"k": [1], "v": ["a"]}, schema=schema))
+    table.write_arrow(pa.table({"k": [1], "v": ["a"]}, schema=schema))
+    assert table.to_arrow().to_pylist() == [{"k": 1, "v": "a"}]
+    with pytest.raises(UnsupportedFeature, match="postpone merge-on-read"):
+        table.copy({"postpone.merge-on-read": "true"}).to_arrow()
 
 
 def test_unknown_types_in_a_schema_file_name_the_type_and_the_file(warehouse: str) -> None:

@@ -3,19 +3,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 import json
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from paimon_core.catalog import FileSystemCatalog
-from paimon_core.exceptions import SchemaError, UnsupportedFeature
+from paimon_core.exceptions import DataFileUnreadable, SchemaError, UnsupportedFeature
 from paimon_core.format import variant as pv
+from paimon_core.format.data_files import read_data_file
 from paimon_core.format.types import VARIANT, parse_data_type, to_arrow_type
+from paimon_core.io.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
 
 SHAPE_JSON = json.dumps(
@@ -159,12 +163,56 @@ def test_rebuild_refuses_malformed_shredding() -> None:
         ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "TIMESTAMP(6)"}]}', "Invalid"),
         ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "MAP<INT, INT>"}]}', "Invalid"),
         ('"INT"', "ROW"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "CHAR(3)"}]}', "Invalid"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "BYTES"}]}', "Invalid"),
+        ('{"type": "ROW", "fields": [{"id": 0, "name": "v", "type": "BINARY(4)"}]}', "fixed"),
         ("{not json", "not the JSON"),
     ],
 )
 def test_bad_shredding_schema(text: str, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
         pv.shredding_schema({"variant.shreddingSchema": text})
+
+
+def test_rebuild_reads_typed_dates_and_timestamps() -> None:
+    """Typed values Java's reader takes though its writer never shreds to them."""
+    metadata = b"\x01\x00\x00"
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
+    rows = [
+        {
+            "metadata": metadata,
+            "value": None,
+            "typed_value": {"d": {"typed_value": dt.date(2024, 5, 6)}, "t": {"typed_value": when}},
+        },
+    ]
+    group = pa.struct(
+        [
+            pa.field("metadata", pa.binary(), False),
+            pa.field("value", pa.binary()),
+            pa.field(
+                "typed_value",
+                pa.struct(
+                    [
+                        pa.field(
+                            "d",
+                            pa.struct([("value", pa.binary()), ("typed_value", pa.date32())]),
+                            False,
+                        ),
+                        pa.field(
+                            "t",
+                            pa.struct(
+                                [("value", pa.binary()), ("typed_value", pa.timestamp("us"))]
+                            ),
+                            False,
+                        ),
+                    ]
+                ),
+            ),
+        ]
+    )
+    (got,) = as_json(pv.rebuild(pa.array(rows, group)))
+    micros = (when - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    assert json.loads(got or "") == {"d": "2024-05-06", "t": micros}
 
 
 def test_fill_null_children_lets_pyarrow_write_null_rows() -> None:
@@ -259,3 +307,17 @@ def test_variant_cannot_be_a_key(warehouse: str, kw: dict[str, object], message:
     with pytest.raises(SchemaError, match=message):
         _table(warehouse, **kw)
     assert FileSystemCatalog(warehouse).list_tables("db") == []
+
+
+def test_malformed_shredding_stops_the_read_naming_the_file(tmp_path: Path) -> None:
+    shape = pv.Shape(scalar=parse_data_type("INT"))
+    broken = pa.array(
+        [{"metadata": b"\x01\x00\x00", "value": None, "typed_value": None}],
+        pv.physical_type(shape),
+    )
+    path = str(tmp_path / "data-broken-0.parquet")
+    pq.write_table(pa.table({"v": broken}), path)
+    with pytest.raises(
+        DataFileUnreadable, match=r"data-broken-0\.parquet of table db\.t as Parquet: MALFORMED"
+    ):
+        read_data_file(LocalFileIO(), path, [("v", VARIANT())], "db.t")

@@ -17,6 +17,7 @@ from paimon_core.operations.deletion_vectors import (
     AppendDvMaintainer,
     BucketedDvMaintainer,
     delete_positions,
+    deletion_vectors_index,
     snapshot_dv_entries,
 )
 from paimon_core.table import FileStoreTable
@@ -214,3 +215,35 @@ def test_rows_with_positions_leave_deleted_rows_out(tmp_path: Path) -> None:
         (2, 0, 2),
         (2, 1, 1),
     ]
+
+
+@pytest.mark.parametrize("bucket", ["-1", "2"], ids=["unaware", "fixed-bucket"])
+def test_compacting_an_append_table_keeps_its_deleted_rows_deleted(
+    tmp_path: Path, bucket: str
+) -> None:
+    """The compacted files take the deleted rows out and the vectors of the files they
+    replace leave the index (Java's compaction reads through them and drops them)."""
+    from paimon_core.operations.compact import compact_table
+
+    table = kvd_table(
+        str(tmp_path),
+        options={**DV, "bucket": bucket, **({"bucket-key": "k"} if bucket != "-1" else {})},
+    )
+    table.write_arrow(kvd_batch([1, 2, 3], "a"))
+    delete_keys(table, {2})
+    table.write_arrow(kvd_batch([4], "a"))
+    table.write_arrow(kvd_batch([5], "a"))
+    delete_keys(table, {5})
+    compact_table(table, full=True)
+    latest = table.snapshot_manager.latest_snapshot()
+    assert latest.commit_kind == CommitKind.COMPACT
+    assert keys_at(table) == [1, 3, 4]
+    live = {f.file_name for s in table.new_scan().plan() for f in s.files}
+    vectors = {
+        d.data_file_name
+        for e in dv_entries(table, latest.snapshot_id)
+        for d in deletion_vectors_index(table).deletion_files(e)
+    }
+    assert vectors <= live
+    table.write_arrow(kvd_batch([6], "a"))
+    assert keys_at(table) == [1, 3, 4, 6]

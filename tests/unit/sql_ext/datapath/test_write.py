@@ -383,7 +383,8 @@ def test_data_source_writer_without_dataframe_writer_refuses_primary_key(
 
 
 def test_local_cluster_executors_write(tmp_path: Path) -> None:
-    """Separate executor JVMs (and their Python workers) get the job by pickle."""
+    """Separate executor JVMs (and their Python workers) get the job by pickle: batch
+    writes, a DataFrame save, and a stream read from one table written into another."""
     script = tmp_path / "job.py"
     script.write_text(
         textwrap.dedent(
@@ -403,6 +404,16 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
             spark.range(0, 10, 1, 3).selectExpr("CAST(id AS INT) AS k", "'new' AS v") \
                 .write.format("paimon").mode("append").save("default.t")
             print("UPSERT", s.sql("SELECT count(*), count_if(v = 'new') FROM t").collect()[0][:])
+            # Structured Streaming on executors: t's snapshots streamed into a second table
+            s.sql("CREATE TABLE t2 (k INT, v STRING, PRIMARY KEY (k) NOT ENFORCED) "
+                  "TBLPROPERTIES ('bucket' = '2')")
+            stream = (spark.readStream.format("paimon")
+                      .option("scan.mode", "latest-full").load("default.t"))
+            query = (stream.writeStream.format("paimon")
+                     .option("checkpointLocation", {str(tmp_path / "ck")!r})
+                     .trigger(availableNow=True).start("default.t2"))
+            query.awaitTermination()
+            print("STREAMED", s.sql("SELECT count(*), count_if(v = 'new') FROM t2").collect()[0][:])
             spark.stop()
             """
         )
@@ -414,6 +425,7 @@ def test_local_cluster_executors_write(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ROWS (50, 50)" in proc.stdout
     assert "UPSERT (50, 10)" in proc.stdout  # df.write's upsert, shuffled on the executors
+    assert "STREAMED (50, 10)" in proc.stdout  # readStream and writeStream on executors
 
 
 def test_insert_expires_old_partitions_as_paimons_committer(
