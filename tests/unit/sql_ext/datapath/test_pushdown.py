@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as st
 
 from sql_ext import views
-from sql_ext.datapath import read
+from sql_ext.datapath import read, scan
 from sql_ext.datapath.pushdown import count_query, partition_predicate
 from sql_ext.session import PaimonSession
 from sql_ext.syntax.parse import parse_statement
@@ -93,6 +93,7 @@ def plans(monkeypatch: pytest.MonkeyPatch) -> list[read.ReadPlan]:
         return planned[-1]
 
     monkeypatch.setattr(views, "plan_read", recording)
+    monkeypatch.setattr(scan, "plan_read", recording)  # `plan_table`
     return planned
 
 

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from paimon_core.operations.time_travel import travel_table
 from sql_ext import views
-from sql_ext.datapath import read, source
+from sql_ext.datapath import read, scan, source
 from sql_ext.session import PaimonSession
 from sql_ext.spark_types import arrow_for_spark, to_spark_schema
 
@@ -46,6 +46,7 @@ def plans(monkeypatch: pytest.MonkeyPatch) -> list[read.ReadPlan]:
         return plan
 
     monkeypatch.setattr(views, "plan_read", recording)
+    monkeypatch.setattr(scan, "plan_read", recording)  # `plan_table`
     return planned
 
 
