@@ -93,7 +93,7 @@ def plans(monkeypatch: pytest.MonkeyPatch) -> list[read.ReadPlan]:
         return planned[-1]
 
     monkeypatch.setattr(views, "plan_read", recording)
-    monkeypatch.setattr(scan, "plan_read", recording)  # the table's reads (`plan_table`)
+    monkeypatch.setattr(scan, "plan_read", recording)  # `plan_table`
     return planned
 
 

@@ -46,7 +46,7 @@ def plans(monkeypatch: pytest.MonkeyPatch) -> list[read.ReadPlan]:
         return plan
 
     monkeypatch.setattr(views, "plan_read", recording)
-    monkeypatch.setattr(scan, "plan_read", recording)  # the table's reads (`plan_table`)
+    monkeypatch.setattr(scan, "plan_read", recording)  # `plan_table`
     return planned
 
 
