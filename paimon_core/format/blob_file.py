@@ -210,11 +210,12 @@ def _payload(data: bytes | memoryview, start: int, length: int, row: int, path: 
     return record[4 : length - 12]
 
 
-def read_blob_file(
+def read_blob_values(
     data: bytes, path: str, *, as_descriptor: bool = False, uri: str | None = None
-) -> pa.Array:
+) -> tuple[pa.Array, list[bool]]:
     """The BLOB column of a whole ``.blob`` file (``data``, read from ``path``) as an Arrow
-    ``large_binary`` array, one value a row, null where null.
+    ``large_binary`` array, one value a row, null where null or a placeholder, and which rows
+    are placeholders.
 
     Args:
         as_descriptor: return each value's serialized ``BlobDescriptor`` (``blob-as-descriptor``)
@@ -222,29 +223,42 @@ def read_blob_file(
         uri: the file's URI in descriptors (``path`` when None).
 
     Raises:
-        DataFileUnreadable: a file that is no ``.blob`` file, fails a check, or has a
-            placeholder row (its value is in an older file; naming the file).
+        DataFileUnreadable: a file that is no ``.blob`` file or fails a check (naming it).
     """
     try:
         index = parse_index(data, len(data))
     except ValueError as err:
         raise DataFileUnreadable(f"Cannot read blob file {path}: {err}") from None
     values: list[bytes | None] = []
+    placeholders = [length == PLACEHOLDER_LENGTH for length in index.lengths]
     view = memoryview(data)
     for row, (length, offset) in enumerate(zip(index.lengths, index.offsets, strict=True)):
-        if length == NULL_LENGTH:
+        if length in (NULL_LENGTH, PLACEHOLDER_LENGTH):
             values.append(None)
-        elif length == PLACEHOLDER_LENGTH:
-            raise DataFileUnreadable(
-                f"Cannot read blob file {path}: row {row} is a placeholder for a value of an "
-                "older file, which is not supported yet"
-            )
         elif as_descriptor:
             payload = BlobDescriptor(uri or path, offset + 4, length - _RECORD_OVERHEAD)
             values.append(payload.serialize())
         else:
             values.append(_payload(view, offset, length, row, path))
-    return pa.array(values, pa.large_binary())
+    return pa.array(values, pa.large_binary()), placeholders
+
+
+def read_blob_file(
+    data: bytes, path: str, *, as_descriptor: bool = False, uri: str | None = None
+) -> pa.Array:
+    """As ``read_blob_values``, for a file with no placeholder rows.
+
+    Raises:
+        DataFileUnreadable: as ``read_blob_values``, or a placeholder row (its value is in
+            another file).
+    """
+    values, placeholders = read_blob_values(data, path, as_descriptor=as_descriptor, uri=uri)
+    if any(placeholders):
+        raise DataFileUnreadable(
+            f"Cannot read blob file {path} alone: row {placeholders.index(True)} is a "
+            "placeholder for a value of an older file"
+        )
+    return values
 
 
 # ------------------------------------------------------------------------------ writing

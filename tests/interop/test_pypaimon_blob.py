@@ -1,0 +1,141 @@
+"""BLOB columns of tables pypaimon 2.1 writes (issue 20, point 4: reads): values from
+``.blob`` files rolled at ``blob.target-file-size``, over several commits and after an update
+by row id that writes placeholders, read through the core and SQL as pypaimon reads them;
+``blob-as-descriptor`` reads the descriptors pypaimon reads. Writes stay refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_core.catalog import FileSystemCatalog
+from paimon_core.exceptions import PaimonError, UnsupportedFeature
+from paimon_core.format.blob_file import BlobDescriptor, is_blob_file
+from tests.interop.helpers import pypaimon_read, pypaimon_write, rows
+from tests.unit.paimon_core.helpers import file_state
+
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("b", pa.large_binary())])
+OPTIONS = {
+    "row-tracking.enabled": "true",
+    "data-evolution.enabled": "true",
+    "blob-field": "b",
+    "blob.target-file-size": "40b",
+}
+FIRST = pa.table(
+    {"id": [1, 2, 3, 4, 5], "s": list("abcde"), "b": [b"x" * 30, None, b"yy" * 20, b"", b"z"]},
+    schema=SCHEMA,
+)
+SECOND = pa.table({"id": [6, 7], "s": ["f", "g"], "b": [b"\x00\xff", None]}, schema=SCHEMA)
+
+
+def _table(warehouse: str) -> None:
+    """``db.t``: two pypaimon commits, the first's BLOB column in three ``.blob`` files."""
+    pypaimon_write(warehouse, "db.t", FIRST, create={"options": OPTIONS})
+    pypaimon_write(warehouse, "db.t", SECOND)
+
+
+def _update_blobs(warehouse: str, row_ids: list[int], values: list[bytes]) -> None:
+    """pypaimon's update by row id of column ``b``: a newer ``.blob`` file over the range,
+    placeholders where rows keep their value."""
+    from pypaimon import CatalogFactory
+
+    table = CatalogFactory.create({"warehouse": warehouse}).get_table("db.t")
+    builder = table.new_batch_write_builder()
+    update = builder.new_update().with_update_type(["b"])
+    messages = update.update_by_arrow_with_row_id(
+        pa.table(
+            {"_ROW_ID": pa.array(row_ids, pa.int64()), "b": pa.array(values, pa.large_binary())}
+        )
+    )
+    commit = builder.new_commit()
+    commit.commit(messages)
+    commit.close()
+
+
+def test_reads_blob_values_as_pypaimon(warehouse: str) -> None:
+    _table(warehouse)
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    blob_files = [e.file for e in table.new_scan().read_entries(table.latest_snapshot())]
+    assert sum(is_blob_file(f.file_name) for f in blob_files) >= 3  # rolled
+    got = table.to_arrow()
+    assert got.schema.field("b").type == pa.large_binary()
+    assert (
+        rows(got)
+        == rows(pypaimon_read(warehouse, "db.t"))
+        == rows(pa.concat_tables([FIRST, SECOND]))
+    )
+    read = table.new_read()
+    splits = table.new_scan().plan()
+    assert rows(read.to_arrow(splits, ["b"])) == rows(pa.concat_tables([FIRST, SECOND]), ["b"])
+    assert rows(read.to_arrow(splits, ["id"])) == [(i,) for i in range(1, 8)]
+    tracked = read.to_arrow(splits, ["_ROW_ID", "b"])
+    assert rows(tracked) == sorted(
+        zip(range(7), [*FIRST.column("b").to_pylist(), *SECOND.column("b").to_pylist()]),
+        key=lambda r: r[0],
+    )
+
+
+def test_blob_as_descriptor_reads_pypaimons_descriptors(warehouse: str) -> None:
+    _table(warehouse)
+    table = FileSystemCatalog(warehouse).get_table("db.t").copy({"blob-as-descriptor": "true"})
+    got = table.to_arrow()
+    assert rows(got) == rows(pypaimon_read(warehouse, "db.t", {"blob-as-descriptor": "true"}))
+    values = dict(zip(FIRST.column("id").to_pylist(), FIRST.column("b").to_pylist()))
+    for ident, raw in zip(got.column("id").to_pylist(), got.column("b").to_pylist()):
+        if ident not in values:
+            continue
+        if values[ident] is None:
+            assert raw is None
+            continue
+        d = BlobDescriptor.deserialize(raw)
+        with open(d.uri, "rb") as f:
+            f.seek(d.offset)
+            assert f.read(d.length) == values[ident]
+
+
+def test_reads_blobs_updated_by_row_id_with_placeholders_as_pypaimon(warehouse: str) -> None:
+    """The newer file's values where it has one, the older files' under its placeholders;
+    a file older by ``_MAX_SEQUENCE_NUMBER`` loses where they overlap, as in Java's
+    ``BlobFallbackRecordReader`` (pypaimon gives a rolled file the sequence of its last row)."""
+    _table(warehouse)
+    _update_blobs(warehouse, [1, 2, 5], [b"NEW1", b"NEW2", b"NEW5"])
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    expected = pypaimon_read(warehouse, "db.t")
+    assert rows(table.to_arrow()) == rows(expected)
+    by_id = dict(zip(expected.column("id").to_pylist(), expected.column("b").to_pylist()))
+    assert by_id[2] == b"NEW1" and by_id[1] == b"x" * 30  # new value; a placeholder's old one
+
+
+def test_writes_stay_refused_and_change_nothing(warehouse: str) -> None:
+    _table(warehouse)
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    before = file_state(warehouse)
+    for attempt in (lambda: table.write_arrow(SECOND), table.new_write, table.new_commit):
+        with pytest.raises(UnsupportedFeature, match=r"Cannot write to table db\.t: BLOB fields"):
+            attempt()
+    assert file_state(warehouse) == before
+
+
+@pytest.fixture
+def session(spark: Any, warehouse: str) -> Iterator[Any]:
+    from sql_ext.dynamic_options import paimon_confs
+    from sql_ext.session import PaimonSession
+
+    yield PaimonSession(spark, warehouse=warehouse)
+    for key in paimon_confs(spark):
+        spark.conf.unset(key)
+
+
+def test_sql_reads_blob_as_binary(session: Any, warehouse: str) -> None:
+    _table(warehouse)
+    _update_blobs(warehouse, [1], [b"NEW1"])
+    expected = pypaimon_read(warehouse, "db.t")
+    got = session.sql("SELECT id, s, b FROM paimon.db.t").toArrow()
+    assert rows(got) == rows(expected)
+    filtered = session.sql("SELECT b FROM paimon.db.t WHERE id = 2").collect()
+    assert [bytes(r[0]) for r in filtered] == [b"NEW1"]
+    with pytest.raises(PaimonError, match="BLOB fields"):
+        session.sql("INSERT INTO paimon.db.t VALUES (9, 'i', X'7A')").collect()
