@@ -5,6 +5,7 @@ by row id that writes placeholders, read through the core and SQL as pypaimon re
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,12 @@ import pytest
 
 from paimon_core.catalog import FileSystemCatalog
 from paimon_core.exceptions import PaimonError, UnsupportedFeature
-from paimon_core.format.blob_file import BlobDescriptor, is_blob_file
+from paimon_core.format.blob_file import (
+    BlobDescriptor,
+    is_blob_file,
+    read_blob_file,
+    write_blob_file,
+)
 from tests.interop.helpers import pypaimon_read, pypaimon_write, rows
 from tests.unit.paimon_core.helpers import file_state
 
@@ -154,6 +160,10 @@ def test_reads_java2_blob_files_and_java2_reads_pypaimons(java2: Any, warehouse:
     assert len(blobs) >= 3  # rolled in the first commit, one more in the second
     expected = [(k, None if v is None else v.encode()) for k, v in {**values, 6: "six"}.items()]
     assert rows(table.to_arrow()) == expected
+    for meta in blobs:  # our writer makes Java's bytes of the values we read from them
+        with open(os.path.join(warehouse, "db.db", "j", "bucket-0", meta["file"]), "rb") as f:
+            data = f.read()
+        assert write_blob_file(read_blob_file(data, meta["file"]).to_pylist()) == data
     descriptors = table.copy({"blob-as-descriptor": "true"}).to_arrow().to_pydict()
     for ident, raw in zip(descriptors["id"], descriptors["b"]):
         if raw is not None:
