@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.exceptions import DataFileUnreadable, InvalidArgument
+from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
 from paimon_core.format.blob_file import read_blob_values
 from paimon_core.format.data_files import read_data_file
 from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
@@ -31,6 +31,7 @@ from paimon_core.operations.data_evolution import (
     data_evolution_enabled,
     newest_first,
     row_id_groups,
+    row_id_range,
 )
 from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
@@ -269,11 +270,20 @@ class TableRead:
                 a NOT NULL column is in none of them.
         """
         files = newest_first(group)
-        anchor = anchor_file(group)
-        count = anchor.row_count
+        tracking = [f for f in fields if f.id in _TRACKING_IDS]
+        if files or split.deletion_files:
+            anchor = anchor_file(group)
+            first, count = anchor.first_row_id, anchor.row_count
+        else:  # only .blob files: a delta of an update by row id
+            if tracking:
+                raise UnsupportedFeature(
+                    "Reading _ROW_ID or _SEQUENCE_NUMBER of a row-id range of only blob files "
+                    f"({[f.file_name for f in group]}) is not supported yet"
+                )
+            first = min(row_id_range(f)[0] for f in group)
+            count = max(row_id_range(f)[1] for f in group) - first + 1
         plain = replace(split, deletion_files=())
         columns: dict[int, pa.ChunkedArray | pa.Array] = {}
-        tracking = [f for f in fields if f.id in _TRACKING_IDS]
         sources = column_sources(
             files, [f for f in fields if f.id not in _TRACKING_IDS], self._file_schema
         )
@@ -284,7 +294,6 @@ class TableRead:
         if len(files) < len(group):
             taken = {f.id for _, mine in sources for f in mine}
             wanted = {f.id: f for f in fields if f.id not in taken}
-            first = anchor.first_row_id
             for field_id, bunch in blob_bunches(group, self._file_schema).items():
                 if field_id in wanted:
                     columns[field_id] = self._blob_column(split, bunch, first, count)
@@ -319,7 +328,8 @@ class TableRead:
             out.append(pa.field(name, _SYSTEM_TYPES[name], False))
         data = pa.Table.from_arrays(arrays, schema=pa.schema(out))
         if split.deletion_files:
-            data = apply_deletion_vector(data, self._deletion_vector(split, anchor.file_name))
+            anchor_name = anchor_file(group).file_name
+            data = apply_deletion_vector(data, self._deletion_vector(split, anchor_name))
         return data
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:

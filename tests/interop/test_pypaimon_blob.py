@@ -178,3 +178,19 @@ def test_reads_java2_blob_files_and_java2_reads_pypaimons(java2: Any, warehouse:
         i: None if b is None else b.decode("utf-8", "replace")
         for i, b in zip(ours["id"], ours["b"], strict=True)
     }
+
+
+def test_incremental_delta_of_a_blob_update_reads_its_values_alone(warehouse: str) -> None:
+    """A delta holding only pypaimon's ``.blob`` update file: its values at their rows, null
+    at its placeholders (no older file in the delta) and in the columns it does not hold, as
+    data-evolution deltas of some columns read; row ids of such a range are refused."""
+    from paimon_core.operations.incremental import plan_incremental
+
+    _table(warehouse)
+    _update_blobs(warehouse, [1, 3], [b"NEW1", b"NEW3"])
+    table = FileSystemCatalog(warehouse).get_table("db.t").copy({"incremental-between": "2,3"})
+    splits = list(plan_incremental(table).splits)
+    got = table.new_read().to_arrow(splits).to_pydict()
+    assert got["b"][1] == b"NEW1" and got["b"][0] is None and set(got["id"]) == {None}
+    with pytest.raises(UnsupportedFeature, match="only blob files"):
+        table.new_read().to_arrow(splits, ["_ROW_ID", "b"])
