@@ -190,6 +190,27 @@ class BlobDescriptor:
         return BlobDescriptor(uri, offset, length)
 
 
+def path_to_descriptor(path: str | None) -> bytes | None:
+    """The serialized descriptor of a whole file (offset 0, length -1: to its end), what
+    Paimon-Spark's ``sys.path_to_descriptor(path)`` returns; None for None."""
+    return None if path is None else BlobDescriptor(path, 0, -1).serialize()
+
+
+def descriptor_to_string(data: bytes | None) -> str | None:
+    """A serialized descriptor as Java's ``BlobDescriptor.toString`` shows it (what
+    ``sys.descriptor_to_string(descriptor)`` returns); None for None.
+
+    Raises:
+        ValueError: bytes of no descriptor.
+    """
+    if data is None:
+        return None
+    d = BlobDescriptor.deserialize(data)
+    return (
+        f"BlobDescriptor{{version={data[0]}, uri='{d.uri}', offset={d.offset}, length={d.length}}}"
+    )
+
+
 # ------------------------------------------------------------------------------ reading
 
 

@@ -17,8 +17,10 @@ from paimon_core.format.blob_file import (
     BlobDescriptor,
     compress_lengths,
     decompress_lengths,
+    descriptor_to_string,
     is_blob_file,
     parse_index,
+    path_to_descriptor,
     read_blob_file,
     write_blob_file,
 )
@@ -107,3 +109,19 @@ def test_placeholder_rows_are_refused() -> None:
 
 def test_blob_file_names() -> None:
     assert is_blob_file("data-1-0.blob") and not is_blob_file("data-1-0.parquet")
+
+
+def test_path_to_descriptor_and_descriptor_to_string_as_paimon_spark() -> None:
+    """Paimon-Spark's functions: a whole file (offset 0, length -1), shown as Java's
+    ``BlobDescriptor.toString``; pypaimon reads the bytes as the same descriptor."""
+    raw = path_to_descriptor("file:///w/x.bin")
+    assert raw is not None
+    py = PyDescriptor.deserialize(raw)
+    assert (py.uri, py.offset, py.length) == ("file:///w/x.bin", 0, -1)
+    assert raw == PyDescriptor("file:///w/x.bin", 0, -1).serialize()
+    assert descriptor_to_string(raw) == (
+        "BlobDescriptor{version=2, uri='file:///w/x.bin', offset=0, length=-1}"
+    )
+    assert path_to_descriptor(None) is None and descriptor_to_string(None) is None
+    with pytest.raises(ValueError):
+        descriptor_to_string(b"\x02nope")
