@@ -135,7 +135,7 @@ def session(spark: Any, warehouse: str) -> Iterator[Any]:
         spark.conf.unset(key)
 
 
-def test_sql_reads_blob_as_binary(session: Any, warehouse: str) -> None:
+def test_sql_reads_blob_as_binary(session: Any, spark: Any, warehouse: str) -> None:
     _table(warehouse)
     _update_blobs(warehouse, [1], [b"NEW1"])
     expected = pypaimon_read(warehouse, "db.t")
@@ -143,6 +143,13 @@ def test_sql_reads_blob_as_binary(session: Any, warehouse: str) -> None:
     assert rows(got) == rows(expected)
     filtered = session.sql("SELECT b FROM paimon.db.t WHERE id = 2").collect()
     assert [bytes(r[0]) for r in filtered] == [b"NEW1"]
+    spark.conf.set("spark.paimon.blob-as-descriptor", "true")
+    (raw,) = session.sql("SELECT b FROM paimon.db.t WHERE id = 2").collect()[0]
+    d = BlobDescriptor.deserialize(bytes(raw))
+    with open(d.uri, "rb") as f:
+        f.seek(d.offset)
+        assert f.read(d.length) == b"NEW1"
+    spark.conf.unset("spark.paimon.blob-as-descriptor")
     with pytest.raises(PaimonError, match="BLOB fields"):
         session.sql("INSERT INTO paimon.db.t VALUES (9, 'i', X'7A')").collect()
 
