@@ -58,6 +58,7 @@ from sqlglot import exp
 
 from paimon_core.exceptions import UnsupportedFeature
 from paimon_core.format.binary_row import deserialize_row
+from paimon_core.format.features import Access
 from paimon_core.operations.data_evolution import anchor_file, data_evolution_enabled, row_id_groups
 from paimon_core.operations.split_read import NO_FILE_ITERATOR
 from sql_ext.errors import SqlError, first_line, quiet_query_logs
@@ -176,6 +177,7 @@ def _delete_by_files(spark: SparkSession, target: Target, predicate: exp.Expr) -
         raise SqlError(f"DELETE FROM {shown}: subqueries in WHERE are not supported here")
     table = target.table
     _check_condition(spark, target, predicate)
+    table.check_supported(Access.WRITE)  # BLOB columns, ...: before the files are scanned
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None

@@ -94,7 +94,8 @@ class Feature:
 FEATURES: tuple[Feature, ...] = (
     # The most specific first: a refusal names the first one on. Data evolution
     # (``operations.data_evolution``) and row tracking are implemented.
-    Feature("BLOB fields", "blob-field", _named("blob-field"), False),
+    # BLOB columns in ``.blob`` files (``format.blob_file``) are read, not written yet.
+    Feature("BLOB fields", "blob-field", _named("blob-field"), True),
     Feature(
         "BLOB descriptor fields",
         "blob-descriptor-field",
@@ -118,17 +119,20 @@ FEATURES: tuple[Feature, ...] = (
 
 _ROW_TRACKING = {"_ROW_ID", "_SEQUENCE_NUMBER"}
 
-UNSUPPORTED_TYPES: dict[str, bool] = {"BLOB": False}
-"""Column type root -> whether tables with such a column read correctly (as ``readable``)."""
+UNSUPPORTED_TYPES: dict[str, bool] = {"BLOB": True}
+"""Column type root -> whether tables with such a column read correctly (as ``readable``):
+a top-level BLOB column (in ``.blob`` files) is read; one nested in another type
+(``ARRAY<BLOB>``, ``MAP<..., BLOB>``, a ROW field) is not."""
 
 
-def _type_roots(data_type: DataType) -> Iterable[str]:
-    yield data_type.root
+def _type_roots(data_type: DataType, nested: bool = False) -> Iterable[tuple[str, bool]]:
+    """Every type root in ``data_type`` with whether it is nested in another type."""
+    yield data_type.root, nested
     for child in (data_type.element, data_type.key, data_type.value):
         if child is not None:
-            yield from _type_roots(child)
+            yield from _type_roots(child, True)
     for f in data_type.fields or ():
-        yield from _type_roots(f.type)
+        yield from _type_roots(f.type, True)
 
 
 def unsupported(schema: Columns, options: Mapping[str, str], access: Access) -> str | None:
@@ -147,9 +151,9 @@ def unsupported(schema: Columns, options: Mapping[str, str], access: Access) -> 
         if feature.enabled(options) and (access is not Access.READ or not feature.readable):
             return f"{feature.name} ({feature.setting(options)})"
     for f in schema.fields:
-        for root in _type_roots(f.type):
+        for root, nested in _type_roots(f.type):
             readable = UNSUPPORTED_TYPES.get(root)
-            if readable is not None and (access is not Access.READ or not readable):
+            if readable is not None and (access is not Access.READ or not readable or nested):
                 return f"column '{f.name}' of type {root} (schema/schema-{schema.schema_id})"
     return None
 

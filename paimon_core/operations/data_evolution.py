@@ -17,6 +17,15 @@ writes a file of the updated columns over the same range). Java reads it as
   ``_MAX_SEQUENCE_NUMBER``, then file name: ``DataEvolutionUtils.retrieveAnchorFile``), and
   delete rows by their position in the range.
 
+A BLOB column lives in ``.blob`` files (``format.blob_file``) of that one column, which cover
+contiguous sub-ranges of their group's range (a writer rolls them at
+``blob.target-file-size``): they join the group by overlap, take no part in the same-range
+check or the choice of the anchor, and a column's ``.blob`` files, by first row id, must
+cover the group's range (Java's ``BlobFileBunch``). A file written later for part of the range
+(a greater ``_MAX_SEQUENCE_NUMBER``) gives the values of its rows but where its index says
+*placeholder* (-2): there, and where it does not reach, the next older file's value holds,
+null where no file has one (Java's ``BlobFallbackRecordReader``).
+
 ``_WRITE_COLS_SEQUENCES`` (Paimon 2.1, ``DataFileMeta.columnMaxSequenceNumbers``) only tells
 a global-index refresh which columns changed; reads ignore it, as Java's do.
 """
@@ -24,9 +33,11 @@ a global-index refresh which columns changed; reads ignore it, as Java's do.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import DataFileUnreadable
+from paimon_core.format.blob_file import is_blob_file
 
 if TYPE_CHECKING:
     from paimon_core.format.manifest import DataFileMeta
@@ -75,12 +86,14 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
 
 
 def newest_first(group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
-    """A group's files by ``_MAX_SEQUENCE_NUMBER`` descending (stable), after checking that
-    they all cover one row-id range (``DataEvolutionSplitRead.mergeRangesAndSort``).
+    """A group's files but ``.blob`` files by ``_MAX_SEQUENCE_NUMBER`` descending (stable),
+    after checking that they all cover one row-id range
+    (``DataEvolutionSplitRead.mergeRangesAndSort``).
 
     Raises:
         DataFileUnreadable: files of the group cover different ranges.
     """
+    group = [f for f in group if not is_blob_file(f.file_name)]
     ranges = {row_id_range(f) for f in group}
     if len(ranges) > 1:
         names = ", ".join(f"{f.file_name} {list(row_id_range(f))}" for f in group)
@@ -92,8 +105,17 @@ def newest_first(group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
 
 def anchor_file(group: Sequence[DataFileMeta]) -> DataFileMeta:
     """The file a group's deletion vector is keyed by: the oldest (least
-    ``_MAX_SEQUENCE_NUMBER``, then file name; ``DataEvolutionUtils.retrieveAnchorFile``)."""
-    return min(group, key=lambda f: (f.max_sequence_number, f.file_name))
+    ``_MAX_SEQUENCE_NUMBER``, then file name; ``DataEvolutionUtils.retrieveAnchorFile``)
+    that is no ``.blob`` file.
+
+    Raises:
+        DataFileUnreadable: the group has only ``.blob`` files.
+    """
+    normal = [f for f in group if not is_blob_file(f.file_name)]
+    if not normal:
+        names = [f.file_name for f in group]
+        raise DataFileUnreadable(f"Row-id range of only blob files has no data file: {names}")
+    return min(normal, key=lambda f: (f.max_sequence_number, f.file_name))
 
 
 def file_fields(schema: TableSchema, meta: DataFileMeta) -> list[DataField]:
@@ -123,3 +145,51 @@ def column_sources(
             taken.update(f.id for f in mine)
             out.append((meta, mine))
     return out
+
+
+def blob_bunches(
+    group: Sequence[DataFileMeta], schema_of: Callable[[int], TableSchema]
+) -> dict[int, list[DataFileMeta]]:
+    """The ``.blob`` files of a group by the field id of their column, each column's newest
+    first (``_MAX_SEQUENCE_NUMBER`` descending, then by first row id), checked as Java's
+    ``BlobFileBunch`` and ``BlobFallbackRecordReader`` check them: together they cover the
+    group's range without a gap, and files of one sequence number do not overlap.
+
+    Raises:
+        DataFileUnreadable: a file holds more than one column, or a column's files leave a
+            gap, miss the range of the group's other files, or overlap within one
+            sequence number.
+    """
+    normal = newest_first(group)
+    bunches: dict[int, list[DataFileMeta]] = {}
+    for meta in group:
+        if not is_blob_file(meta.file_name):
+            continue
+        fields = file_fields(schema_of(meta.schema_id), meta)
+        if len(fields) != 1:
+            raise DataFileUnreadable(
+                f"Blob file {meta.file_name} must hold one column, not {meta.write_cols}"
+            )
+        bunches.setdefault(fields[0].id, []).append(meta)
+    for files in bunches.values():
+        files.sort(key=lambda f: (-f.max_sequence_number, row_id_range(f)[0]))
+        names = [f.file_name for f in files]
+        for a, b in pairwise(files):
+            if a.max_sequence_number == b.max_sequence_number and (
+                row_id_range(b)[0] <= row_id_range(a)[1]
+            ):
+                raise DataFileUnreadable(
+                    f"Blob files {a.file_name} and {b.file_name} of one sequence number overlap"
+                )
+        spans = sorted(row_id_range(f) for f in files)
+        first, end = spans[0][0], spans[0][1]
+        for start, last in spans[1:]:
+            if start > end + 1:
+                raise DataFileUnreadable(f"Blob files {names} leave a gap in their row-id range")
+            end = max(end, last)
+        if normal and (first, end) != row_id_range(normal[0]):
+            raise DataFileUnreadable(
+                f"Blob files {names} cover row ids {[first, end]}, not the row-id range of "
+                f"{normal[0].file_name} {list(row_id_range(normal[0]))}"
+            )
+    return bunches

@@ -18,17 +18,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.exceptions import DataFileUnreadable, InvalidArgument
+from paimon_core.exceptions import DataFileUnreadable, InvalidArgument, UnsupportedFeature
+from paimon_core.format.blob_file import read_blob_values
 from paimon_core.format.data_files import read_data_file
 from paimon_core.format.deletion_vectors import DeletionFile, DeletionVector
 from paimon_core.format.paths import bucket_dir_name, partition_path
 from paimon_core.format.types import BIGINT, TINYINT, DataField, to_arrow_type
 from paimon_core.operations.data_evolution import (
     anchor_file,
+    blob_bunches,
     column_sources,
     data_evolution_enabled,
     newest_first,
     row_id_groups,
+    row_id_range,
 )
 from paimon_core.operations.deletion_vectors import apply_deletion_vector, deletion_vectors_index
 from paimon_core.operations.merge.base import (
@@ -267,11 +270,20 @@ class TableRead:
                 a NOT NULL column is in none of them.
         """
         files = newest_first(group)
-        anchor = anchor_file(files)
-        count = anchor.row_count
+        tracking = [f for f in fields if f.id in _TRACKING_IDS]
+        if files or split.deletion_files:
+            anchor = anchor_file(group)
+            first, count = anchor.first_row_id, anchor.row_count
+        else:  # only .blob files: a delta of an update by row id
+            if tracking:
+                raise UnsupportedFeature(
+                    "Reading _ROW_ID or _SEQUENCE_NUMBER of a row-id range of only blob files "
+                    f"({[f.file_name for f in group]}) is not supported yet"
+                )
+            first = min(row_id_range(f)[0] for f in group)
+            count = max(row_id_range(f)[1] for f in group) - first + 1
         plain = replace(split, deletion_files=())
         columns: dict[int, pa.ChunkedArray | pa.Array] = {}
-        tracking = [f for f in fields if f.id in _TRACKING_IDS]
         sources = column_sources(
             files, [f for f in fields if f.id not in _TRACKING_IDS], self._file_schema
         )
@@ -279,6 +291,12 @@ class TableRead:
             sources[0] = (files[0], [*sources[0][1], *tracking])
         elif tracking:
             sources.insert(0, (files[0], tracking))
+        if len(files) < len(group):
+            taken = {f.id for _, mine in sources for f in mine}
+            wanted = {f.id: f for f in fields if f.id not in taken}
+            for field_id, bunch in blob_bunches(group, self._file_schema).items():
+                if field_id in wanted:
+                    columns[field_id] = self._blob_column(split, bunch, first, count)
         for meta, mine in sources:
             data = self._read_file(plain, meta, mine, ())
             if data.num_rows != count:
@@ -310,7 +328,8 @@ class TableRead:
             out.append(pa.field(name, _SYSTEM_TYPES[name], False))
         data = pa.Table.from_arrays(arrays, schema=pa.schema(out))
         if split.deletion_files:
-            data = apply_deletion_vector(data, self._deletion_vector(split, anchor.file_name))
+            anchor_name = anchor_file(group).file_name
+            data = apply_deletion_vector(data, self._deletion_vector(split, anchor_name))
         return data
 
     def _read_data(self, path: str, columns: list[tuple[str, DataType]]) -> pa.Table:
@@ -344,6 +363,53 @@ class TableRead:
                 f"Cannot read column '{new.name}' of data file {path}, written as {old.type}, as "
                 f"{new.type}: {reason}"
             ) from None
+
+    def _blob_column(
+        self, split: Split, bunch: Sequence[DataFileMeta], first_row_id: int | None, count: int
+    ) -> pa.Array:
+        """One BLOB column of a row-id range of ``count`` rows from ``first_row_id``, from its
+        ``.blob`` files newest first (``data_evolution.blob_bunches``): each row's value from
+        the newest file holding it that is no placeholder, else null (Java's
+        ``BlobFallbackRecordReader``); with ``blob-as-descriptor`` the serialized descriptors.
+
+        Raises:
+            DataFileUnreadable: a file fails to read or decode, or its row count is not its
+                manifest entry's (naming it and the table).
+        """
+        table = self.table.identifier or self.table.path
+        as_descriptor = (self.table.options.get("blob-as-descriptor") or "").strip().lower()
+        arrays: list[pa.Array] = []
+        chosen = np.full(count, -1, dtype=np.int64)
+        base = 0
+        for meta in bunch:
+            path = meta.external_path or data_file_path(
+                self.table, split.partition_values, split.bucket, meta.file_name
+            )
+            try:
+                data = self.table.file_io.read_bytes(path)
+            except OSError as err:
+                reason = " ".join(str(err).split())
+                raise DataFileUnreadable(
+                    f"Cannot read blob file {path} of table {table}: {reason}"
+                ) from None
+            values, placeholders = read_blob_values(
+                data, path, as_descriptor=as_descriptor == "true"
+            )
+            if len(values) != meta.row_count:
+                raise DataFileUnreadable(
+                    f"Blob file {path} of table {table} has {len(values)} rows, not the "
+                    f"{meta.row_count} of its manifest entry"
+                )
+            start = (meta.first_row_id or 0) - (first_row_id or 0)
+            here = np.arange(start, start + len(values))
+            open_rows = (chosen[here] < 0) & ~np.asarray(placeholders, dtype=bool)
+            chosen[here[open_rows]] = base + np.flatnonzero(open_rows)
+            arrays.append(values)
+            base += len(values)
+        if len(arrays) == 1 and len(arrays[0]) == count and (chosen == np.arange(count)).all():
+            return arrays[0]
+        indices = pa.array(chosen, mask=chosen < 0)
+        return pa.concat_arrays(arrays).take(indices)
 
     def _read_file(
         self,

@@ -80,7 +80,7 @@ FEATURES = {
     "blob": Feature(
         _blob,
         "'blob-field' = 'b'",
-        False,
+        True,
         pa.table({"id": [9], "b": [b"z"]}),
         "(9, X'7A')",
         "(id BIGINT, b BINARY) TBLPROPERTIES ('row-tracking.enabled' = 'true', "

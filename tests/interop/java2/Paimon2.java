@@ -58,11 +58,12 @@
 // steps after it run; without it a failure ends the program (exit code 1, message on stderr).
 //
 // Input values go through Paimon's TypeUtils.castFromString (their JSON text), VARIANT values
-// through GenericVariant.fromJson; output values: booleans and numbers as JSON, VARIANT as its
-// toJson() text (ARRAY<VARIANT> as a list, a ROW with VARIANT fields as a map of them),
+// through GenericVariant.fromJson, BLOB values are their text's UTF-8 bytes (BlobData); output
+// values: booleans and numbers as JSON, VARIANT as its toJson() text, BLOB as its bytes' UTF-8 text (ARRAY<VARIANT> as a list, a ROW with VARIANT fields as a map of them),
 // everything else as Paimon's cast to STRING.
 import java.io.File;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -84,6 +85,8 @@ import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
 import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.Blob;
+import org.apache.paimon.data.BlobData;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.variant.GenericVariant;
@@ -405,6 +408,8 @@ public class Paimon2 {
             DataType ft = type.getTypeAt(i);
             row.setField(i, v == null || v.isNull() ? null
                     : ft.getTypeRoot() == DataTypeRoot.VARIANT ? GenericVariant.fromJson(v.asText())
+                    : ft.getTypeRoot() == DataTypeRoot.BLOB
+                            ? new BlobData(v.asText().getBytes(StandardCharsets.UTF_8))
                     : TypeUtils.castFromString(v.asText(), ft));
         }
         return row;
@@ -514,6 +519,8 @@ public class Paimon2 {
                 return v;
             case VARIANT:
                 return ((Variant) v).toJson();
+            case BLOB:
+                return new String(((Blob) v).toData(), StandardCharsets.UTF_8);
             case ARRAY:
                 DataType et = ((org.apache.paimon.types.ArrayType) ft).getElementType();
                 if (et.getTypeRoot() == DataTypeRoot.VARIANT) {

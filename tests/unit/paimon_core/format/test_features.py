@@ -36,7 +36,7 @@ ON: dict[str, dict[str, str]] = {
     "chain tables": {"chain-table.enabled": "true"},
     "VARIANT shredding inference": {"variant.inferShreddingSchema": "true"},
 }
-READABLE = {"VARIANT shredding inference"}
+READABLE = {"VARIANT shredding inference", "BLOB fields"}
 
 
 def test_every_feature_has_a_case() -> None:
@@ -76,7 +76,19 @@ def test_options_that_leave_features_off(options: dict[str, str]) -> None:
         assert unsupported(PLAIN, options, access) is None
 
 
-def test_blob_columns_at_any_depth_are_refused_naming_column_type_and_schema_file() -> None:
+def test_top_level_blob_columns_are_read_and_refused_for_the_rest() -> None:
+    schema = dataclasses.replace(new_table_schema([("id", BIGINT()), ("b", BLOB())]), schema_id=2)
+    assert unsupported(schema, {"blob-field": "b"}, Access.READ) is None
+    for access in (Access.CREATE, Access.ALTER, Access.WRITE):
+        with pytest.raises(UnsupportedFeature) as refused:
+            check_supported(schema, {}, access, "db.t")
+        assert str(refused.value) == (
+            f"Cannot {access.value} table db.t: column 'b' of type BLOB (schema/schema-2) is "
+            "not supported yet"
+        )
+
+
+def test_nested_blob_columns_are_refused_naming_column_type_and_schema_file() -> None:
     fields = [
         ("id", BIGINT()),
         ("r", ROW([DataField(0, "inner", ARRAY(BLOB()))])),

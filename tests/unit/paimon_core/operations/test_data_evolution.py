@@ -10,9 +10,10 @@ import pytest
 from paimon_core.exceptions import DataFileUnreadable
 from paimon_core.format.manifest import EMPTY_ROW, EMPTY_STATS, DataFileMeta
 from paimon_core.format.schema import new_table_schema
-from paimon_core.format.types import BIGINT, INT, STRING
+from paimon_core.format.types import BIGINT, BLOB, INT, STRING
 from paimon_core.operations.data_evolution import (
     anchor_file,
+    blob_bunches,
     column_sources,
     file_fields,
     newest_first,
@@ -72,3 +73,40 @@ def test_each_column_from_the_first_file_holding_it_by_field_id() -> None:
         ("m", ["w"]),
         ("o", ["id"]),
     ]
+
+
+BLOBS = new_table_schema([("id", BIGINT()), ("b", BLOB()), ("c", BLOB())])
+
+
+def _blob(name: str, first: int, rows: int, seq: int, col: str = "b") -> DataFileMeta:
+    return _file(f"{name}.blob", first, rows, seq, (col,))
+
+
+def test_blob_files_join_their_group_but_not_the_range_check_or_the_anchor() -> None:
+    data = _file("d.parquet", 0, 5, 1, ("id",))
+    blobs = [_blob("b1", 0, 2, 1), _blob("b2", 2, 3, 1), _blob("c1", 0, 5, 1, "c")]
+    (group,) = row_id_groups([data, *blobs])
+    assert newest_first(group) == [data] and anchor_file(group) is data
+    bunches = blob_bunches(group, lambda _: BLOBS)
+    assert {k: [f.file_name for f in v] for k, v in bunches.items()} == {
+        1: ["b1.blob", "b2.blob"],
+        2: ["c1.blob"],
+    }
+    with pytest.raises(DataFileUnreadable, match="no data file"):
+        anchor_file(blobs)
+
+
+def test_blob_bunches_newest_first_and_checked() -> None:
+    data = _file("d.parquet", 0, 5, 1, ("id",))
+    update = _blob("u", 1, 3, 7)
+    bunch = blob_bunches(
+        [data, _blob("b1", 0, 2, 1), update, _blob("b2", 2, 3, 2)], lambda _: BLOBS
+    )
+    assert [f.file_name for f in bunch[1]] == ["u.blob", "b2.blob", "b1.blob"]
+    for files, error in (
+        ([_blob("b1", 0, 2, 1), _blob("b2", 3, 2, 1)], "gap"),
+        ([_blob("b1", 0, 3, 1), _blob("b2", 2, 3, 1)], "overlap"),
+        ([_blob("b1", 0, 4, 1)], "not the row-id range"),
+    ):
+        with pytest.raises(DataFileUnreadable, match=error):
+            blob_bunches([data, *files], lambda _: BLOBS)
