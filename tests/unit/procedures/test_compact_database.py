@@ -80,17 +80,21 @@ def test_options_apply_to_every_compaction(catalog) -> None:
 def test_a_failing_table_is_counted_and_the_others_go_on(
     catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Made by Java or pypaimon: this implementation creates no postpone-bucket table.
+    # Made by Java: this implementation neither creates nor compacts chain tables.
     foreign_table(
-        catalog.warehouse, "db.postponed", SCHEMA, primary_keys=["id"], options={"bucket": "-2"}
+        catalog.warehouse,
+        "db.chained",
+        SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "chain-table.enabled": "true"},
     )
-    files = fingerprint(catalog.get_table("db.postponed").path)
+    files = fingerprint(catalog.get_table("db.chained").path)
     with caplog.at_level(logging.ERROR, logger="procedures.compact"):
         message = _result(catalog, including_databases="db")
     assert message == "Compact database finished. Success: 2, Failed: 1"
     assert _compacted(catalog) == {"db.t", "db.u"}
-    assert "Failed to compact table: db.postponed" in caplog.text
-    assert fingerprint(catalog.get_table("db.postponed").path) == files
+    assert "Failed to compact table: db.chained" in caplog.text
+    assert fingerprint(catalog.get_table("db.chained").path) == files
 
 
 @pytest.mark.parametrize(
