@@ -18,27 +18,12 @@ from paimon_core.format import variant as pv
 from paimon_core.format.types import VARIANT, to_arrow_type
 from sql_ext.session import PaimonSession
 from tests.interop.java2 import Java2
+from tests.unit.paimon_core.helpers import shredding_schema
 
 pytestmark = [pytest.mark.java2, pytest.mark.spark]
 
-SHREDDING = json.dumps(
-    {
-        "type": "ROW",
-        "fields": [
-            {
-                "id": 0,
-                "name": "v",
-                "type": {
-                    "type": "ROW",
-                    "fields": [
-                        {"id": 1, "name": "a", "type": "INT"},
-                        {"id": 2, "name": "b", "type": "STRING"},
-                        {"id": 3, "name": "c", "type": {"type": "ARRAY", "element": "BIGINT"}},
-                    ],
-                },
-            }
-        ],
-    }
+SHREDDING = shredding_schema(
+    "v", [("a", "INT"), ("b", "STRING"), ("c", {"type": "ARRAY", "element": "BIGINT"})]
 )
 JAVA_FIRST = {
     1: '{"a": 1, "b": "x", "z": {"deep": [1, 2.5, null]}}',

@@ -17,27 +17,11 @@ from paimon_core.catalog import FileSystemCatalog
 from paimon_core.format import variant as pv
 from paimon_core.format.types import VARIANT, to_arrow_type
 from tests.interop.helpers import pypaimon_commit, pypaimon_read, pypaimon_write
+from tests.unit.paimon_core.helpers import shredding_schema
 
 pytest.importorskip("pypaimon")
 
-SHREDDING = json.dumps(
-    {
-        "type": "ROW",
-        "fields": [
-            {
-                "id": 0,
-                "name": "v",
-                "type": {
-                    "type": "ROW",
-                    "fields": [
-                        {"id": 1, "name": "a", "type": "INT"},
-                        {"id": 2, "name": "b", "type": "STRING"},
-                    ],
-                },
-            }
-        ],
-    }
-)
+SHREDDING = shredding_schema("v", [("a", "INT"), ("b", "STRING")])
 THEIRS: dict[int, Any] = {1: {"a": 1, "b": "x", "c": [1, 2]}, 2: None, 3: "text"}
 OURS = {4: '{"a": "no", "z": {"deep": true}}', 5: "[1, null]", 6: None}
 THEIRS_AGAIN: dict[int, Any] = {7: {"b": "again"}}

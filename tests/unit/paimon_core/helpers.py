@@ -225,3 +225,11 @@ def corrupt_file(path: str, how: str, corpus: dict[str, Callable[[dict[str, Any]
         good = json.loads(f.read())
     with open(path, "wb") as f:
         f.write(corpus[how](good))
+
+
+def shredding_schema(column: str, fields: list[tuple[str, Any]]) -> str:
+    """A ``variant.shreddingSchema`` value: the VARIANT ``column`` shredded into ``fields``
+    (name, Paimon type as JSON), field ids in order, as Paimon's option takes it."""
+    shredded = [{"id": i, "name": n, "type": t} for i, (n, t) in enumerate(fields, start=1)]
+    row = {"type": "ROW", "fields": shredded}
+    return json.dumps({"type": "ROW", "fields": [{"id": 0, "name": column, "type": row}]})

@@ -5,7 +5,6 @@ filters, shredded files, and the refusals (keys, ORC)."""
 from __future__ import annotations
 
 import glob
-import json
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -17,27 +16,11 @@ from paimon_core.exceptions import PaimonError
 from paimon_core.format import variant as pv
 from sql_ext.errors import SqlError
 from sql_ext.session import PaimonSession
+from tests.unit.paimon_core.helpers import shredding_schema
 
 pytestmark = pytest.mark.spark
 
-SHREDDING = json.dumps(
-    {
-        "type": "ROW",
-        "fields": [
-            {
-                "id": 0,
-                "name": "v",
-                "type": {
-                    "type": "ROW",
-                    "fields": [
-                        {"id": 1, "name": "a", "type": "INT"},
-                        {"id": 2, "name": "b", "type": "STRING"},
-                    ],
-                },
-            }
-        ],
-    }
-)
+SHREDDING = shredding_schema("v", [("a", "INT"), ("b", "STRING")])
 
 
 @pytest.fixture

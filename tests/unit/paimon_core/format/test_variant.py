@@ -21,26 +21,16 @@ from paimon_core.format.data_files import read_data_file
 from paimon_core.format.types import VARIANT, parse_data_type, to_arrow_type
 from paimon_core.io.fileio import LocalFileIO
 from paimon_core.table import FileStoreTable
+from tests.unit.paimon_core.helpers import shredding_schema
 
-SHAPE_JSON = json.dumps(
-    {
-        "type": "ROW",
-        "fields": [
-            {
-                "id": 0,
-                "name": "v",
-                "type": {
-                    "type": "ROW",
-                    "fields": [
-                        {"id": 1, "name": "a", "type": "INT"},
-                        {"id": 2, "name": "b", "type": "STRING"},
-                        {"id": 3, "name": "arr", "type": {"type": "ARRAY", "element": "BIGINT"}},
-                        {"id": 4, "name": "d", "type": "DECIMAL(5, 2)"},
-                    ],
-                },
-            }
-        ],
-    }
+SHAPE_JSON = shredding_schema(
+    "v",
+    [
+        ("a", "INT"),
+        ("b", "STRING"),
+        ("arr", {"type": "ARRAY", "element": "BIGINT"}),
+        ("d", "DECIMAL(5, 2)"),
+    ],
 )
 DOCUMENTS = [
     '{"a": 1, "b": "x", "c": 3}',
