@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
     from paimon_core.operations.scan import Split
     from paimon_core.table import FileStoreTable
+    from sql_ext.datapath.read import ReadPlan
 
 
 def update(spark: SparkSession, target: Target, tree: exp.Update, read: Reader) -> int | None:
@@ -160,16 +161,8 @@ def _update_columns(
         return None
     plan = with_row_ids(plan_read(table, snapshot))  # one split per row-id range
     condition = target.requalify(predicate) if predicate is not None else None
-    everything = range(len(plan.splits))
     with spark_errors(statement):
-        if condition is None:
-            touched = [i for i in everything if plan.splits[i].row_count]
-        else:
-            candidates = file_frames(spark, plan, everything)
-            if candidates is None:
-                return None
-            hits = candidates.alias(target.alias).filter(spark_expr(condition))
-            touched = file_indexes(hits)
+        touched = _touched_splits(spark, plan, target, condition, skip_empty=True)
         if not touched:
             return None
         # Every row of a range, deleted ones too: the new file covers the whole range.
@@ -240,16 +233,8 @@ def _copy_on_write(
     plan = with_row_ids(plan_read(table, snapshot))  # one split per file on append tables
     tracking = tracks_rows(table)
     condition = target.requalify(predicate) if predicate is not None else None
-    everything = range(len(plan.splits))
     with spark_errors(statement):
-        if condition is None:
-            touched = list(everything)
-        else:
-            candidates = file_frames(spark, plan, everything)
-            if candidates is None:
-                return None
-            hits = candidates.alias(target.alias).filter(spark_expr(condition))
-            touched = file_indexes(hits)
+        touched = _touched_splits(spark, plan, target, condition, skip_empty=False)
         if not touched:
             return None
         rewritten = file_frames(spark, plan, touched)
@@ -274,3 +259,22 @@ def _copy_on_write(
     splits = [plan.splits[i] for i in touched]
     deleted = deleted_files(table, splits)
     return write_dataframe(table, rows, deleted=deleted, row_tracking=tracking)
+
+
+def _touched_splits(
+    spark: SparkSession,
+    plan: ReadPlan,
+    target: Target,
+    condition: exp.Expr | None,
+    *,
+    skip_empty: bool,
+) -> list[int]:
+    """The indexes of the splits of ``plan`` holding a row ``condition`` matches (every split
+    without a condition; ``skip_empty``: not those of no rows), on Spark's executors."""
+    everything = range(len(plan.splits))
+    if condition is None:
+        return [i for i in everything if plan.splits[i].row_count or not skip_empty]
+    candidates = file_frames(spark, plan, everything)
+    if candidates is None:
+        return []
+    return file_indexes(candidates.alias(target.alias).filter(spark_expr(condition)))
