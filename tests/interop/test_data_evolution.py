@@ -256,7 +256,7 @@ def test_sql_insert_update_delete_and_refusals(spark: Any, warehouse: str) -> No
         ("MERGE INTO paimon.db.t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE", "MERGE INTO a data-evolution table"),
         ("CALL sys.compact(table => 'db.t')", "compaction of data evolution"),
         ("UPDATE paimon.db.t SET dt = 'z'", r"Cannot update partition columns \['dt'\]"),
-        ("ALTER TABLE paimon.db.t SET TBLPROPERTIES ('row-tracking.enabled' = 'false')", ""),
+        ("ALTER TABLE paimon.db.t SET TBLPROPERTIES ('row-tracking.enabled' = 'false')", "row-tracking"),
     ):  # fmt: skip
         with pytest.raises(PaimonError, match=refusal):
             session.sql(statement).collect()
