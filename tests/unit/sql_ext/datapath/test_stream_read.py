@@ -276,3 +276,16 @@ def test_min_rows_hold_a_batch_back_until_there_are_enough(
         query.stop()
     with pytest.raises(Exception, match=r"only one of read\.stream\.minRowsPerTrigger"):
         drain(session, tmp_path / "ck2", **{"read.stream.minRowsPerTrigger": "3"})
+
+
+def test_a_branch_streams_its_own_snapshots(session: PaimonSession, tmp_path: Path) -> None:
+    """``db.t$branch_b`` (Paimon's branch table) streams the branch, not main."""
+    session.sql("CREATE TABLE t (id INT, v STRING)")
+    session.sql("INSERT INTO t VALUES (1, 'main')")
+    session.sql("CALL sys.create_branch('default.t', 'b')")
+    session.sql("INSERT INTO `t$branch_b` VALUES (2, 'b')")
+    session.sql("INSERT INTO t VALUES (3, 'main')")
+    checkpoint = tmp_path / "ck"
+    assert rows_of(drain(session, checkpoint, "default.t$branch_b")) == [(2, "b")]
+    session.sql("INSERT INTO `t$branch_b` VALUES (4, 'b')")
+    assert rows_of(drain(session, checkpoint, "default.t$branch_b")) == [(4, "b")]
